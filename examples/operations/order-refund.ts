@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { currencyCode, defineOperation, formatMoney, minorUnits, money } from '../../src/index.js';
+import type { OrderBook } from '../fakes/orders.js';
+import { IdempotencyConflictError, ProviderDeclinedError, type FakePaymentProvider } from '../fakes/payment-provider.js';
+
+const destination = z.strictObject({ kind: z.literal('original_payment'), payment_id: z.string().min(1) });
+
+/**
+ * `order.refund_missing_discount` (external): refunds a discount that was not applied at checkout.
+ * The application computes the amount from the order and resolves "the original payment method" to
+ * a concrete destination before anyone reviews it.
+ */
+export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; readonly provider: FakePaymentProvider }) {
+  const argumentsSchema = z.strictObject({
+    order_id: z.string().min(1),
+    payment_id: z.string().min(1),
+    line_item_id: z.string().min(1),
+    discount_id: z.string().min(1),
+    amount_minor: minorUnits().positive(),
+    currency: currencyCode(),
+    refund_destination: destination,
+  });
+  return defineOperation({
+    kind: 'order.refund_missing_discount',
+    scopeVersion: 1,
+    effect: 'external',
+    expiresIn: '1h',
+    scope: argumentsSchema.extend({ tenant: z.string().min(1), operation: z.literal('order.refund_missing_discount') }).strict(),
+    request: z.strictObject({
+      order_id: z.string().min(1).max(64),
+      line_item_id: z.string().min(1).max(64),
+      discount_id: z.string().min(1).max(64),
+    }),
+    arguments: argumentsSchema,
+    async prepare(request, ctx) {
+      const order = deps.orders.find(ctx.tenant, request.order_id);
+      if (!order) return ctx.reject(`No order ${request.order_id}.`);
+      const line = order.lines.find((l) => l.id === request.line_item_id);
+      if (!line) return ctx.reject(`Order ${order.id} has no line item ${request.line_item_id}.`);
+      const discount = order.discounts.find((d) => d.id === request.discount_id && d.lineId === line.id);
+      if (!discount) return ctx.reject(`Discount ${request.discount_id} does not apply to line ${line.id}.`);
+      const refundable = order.totalMinor - order.refundedMinor;
+      if (discount.amountMinor > refundable) return ctx.reject(`Only ${formatMoney(refundable, order.currency)} is refundable on order ${order.id}.`);
+      return {
+        arguments: {
+          order_id: order.id,
+          payment_id: order.paymentId,
+          line_item_id: line.id,
+          discount_id: discount.id,
+          amount_minor: discount.amountMinor,
+          currency: order.currency,
+          refund_destination: { kind: 'original_payment' as const, payment_id: order.paymentId },
+        },
+        preview: {
+          title: `Refund ${formatMoney(discount.amountMinor, order.currency)} to ${order.customerName}`,
+          participant: order.customerName,
+          product: line.product,
+          discount: discount.name,
+          payment_method: order.paymentMethod,
+          amount: money(discount.amountMinor, order.currency),
+          current_order_total: money(order.totalMinor, order.currency),
+          resulting_order_total: money(order.totalMinor - discount.amountMinor, order.currency),
+          refund_destination: `original payment ${order.paymentId} (${order.paymentMethod})`,
+        },
+      };
+    },
+    async revalidate(args, ctx) {
+      const order = deps.orders.find(ctx.tenant, args.order_id);
+      const discount = order?.discounts.find((d) => d.id === args.discount_id);
+      if (!order || !discount) return ctx.revisionRequired(`Order ${args.order_id} or its discount no longer exists.`);
+      if (discount.amountMinor !== args.amount_minor) {
+        return ctx.revisionRequired(`The discount is now ${formatMoney(discount.amountMinor, order.currency)} (approved ${formatMoney(args.amount_minor, args.currency)}).`);
+      }
+      if (order.totalMinor - order.refundedMinor < args.amount_minor) {
+        return ctx.revisionRequired(`Only ${formatMoney(order.totalMinor - order.refundedMinor, order.currency)} is still refundable.`);
+      }
+      return ctx.valid();
+    },
+    async execute(args, ctx) {
+      try {
+        const refund = await ctx.command(args, (a, meta) =>
+          deps.provider.pay(
+            { destination_account_id: a.refund_destination.payment_id, amount_minor: a.amount_minor, currency: a.currency, reference: `refund:${a.order_id}:${a.discount_id}` },
+            { idempotencyKey: meta.idempotencyKey },
+          ),
+        );
+        const order = deps.orders.find(ctx.tenant, args.order_id);
+        if (order) order.refundedMinor += args.amount_minor;
+        return { refund_id: refund.paymentId };
+      } catch (error) {
+        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError) return ctx.fail(error.message);
+        throw error;
+      }
+    },
+    async reconcile(attempt) {
+      const refund = await deps.provider.lookup(attempt.idempotencyKey);
+      return refund
+        ? { kind: 'succeeded', result: { refund_id: refund.paymentId } }
+        : { kind: 'not_found', message: 'The provider has no refund for this attempt; nothing was refunded.' };
+    },
+  });
+}

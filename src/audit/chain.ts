@@ -1,0 +1,57 @@
+import { createHash, createHmac } from 'node:crypto';
+import { canonicalize } from '../canonical/canonicalize.js';
+import type { AuditEvent, AuditEventDraft, ChainHead } from './event.js';
+
+// Leaf and node hashes are domain-separated as in Certificate Transparency (RFC 6962): a leaf is
+// hashed with a 0x00 prefix, a chain link with 0x01, so no event can pose as a link or vice versa.
+const LEAF = Buffer.from([0x00]);
+const NODE = Buffer.from([0x01]);
+/** The chain hash before a tenant's first event. */
+export const GENESIS = '0'.repeat(64);
+
+/** The fields of an event that its leaf hash covers (everything but the hashes themselves). */
+export function eventBody(event: AuditEventDraft & { readonly id: string; readonly seq: number }): Record<string, unknown> {
+  return {
+    id: event.id,
+    seq: event.seq,
+    tenant: event.tenant,
+    proposalId: event.proposalId,
+    attemptId: event.attemptId,
+    runId: event.runId,
+    step: event.step,
+    actor: event.actor,
+    reason: event.reason,
+    digests: event.digests,
+    commandId: event.commandId,
+    detail: event.detail,
+    at: event.at,
+  };
+}
+
+/** SHA-256 of 0x00 ‖ canonical event body. */
+export function leafHash(body: Record<string, unknown>): string {
+  return createHash('sha256').update(LEAF).update(canonicalize(body), 'utf8').digest('hex');
+}
+
+/** SHA-256 of 0x01 ‖ previous chain hash ‖ leaf hash (both as raw bytes). */
+export function linkHash(previous: string, leaf: string): string {
+  return createHash('sha256').update(NODE).update(Buffer.from(previous, 'hex')).update(Buffer.from(leaf, 'hex')).digest('hex');
+}
+
+/** HMAC-SHA-256 of a chain hash with the server key. */
+export function sealChainHash(chainHash: string, key: string | Uint8Array): string {
+  return createHmac('sha256', key).update(Buffer.from(chainHash, 'hex')).digest('hex');
+}
+
+/** Links a draft to the head of its tenant's chain. */
+export function chainEvent(
+  head: ChainHead | undefined,
+  draft: AuditEventDraft,
+  id: string,
+  sealKey: string | Uint8Array | undefined,
+): AuditEvent {
+  const seq = (head?.seq ?? 0) + 1;
+  const leaf = leafHash(eventBody({ ...draft, id, seq }));
+  const chainHash = linkHash(head?.chainHash ?? GENESIS, leaf);
+  return { ...draft, id, seq, leafHash: leaf, chainHash, seal: sealKey ? sealChainHash(chainHash, sealKey) : null };
+}

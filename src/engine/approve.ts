@@ -1,0 +1,252 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { shortHash } from '../canonical/digest.js';
+import { type DeepReadonly, freeze } from '../canonical/freeze.js';
+import { parseJson } from '../canonical/parse-json.js';
+import { verifySeal } from '../canonical/seal.js';
+import type { Actor } from '../operation/actor.js';
+import type { AnyOperation } from '../operation/define-operation.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { DenialReason } from '../operation/reasons.js';
+import { buildScope } from '../operation/scope.js';
+import type { ProposalRecord } from '../store/records.js';
+import { inTransaction, type StepTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { idempotencyKeyOf, newId } from './ids.js';
+import { recomputeContractDigest, scopeRecordIntact } from './proposal.js';
+
+/** An authenticated human's approval: the proposal id and the digest the page displayed, nothing else. */
+export interface ApproveInput {
+  readonly tenant: string;
+  readonly proposalId: string;
+  readonly approver: Actor;
+  /** The full digest the approver saw. A different one is `stale_view`. */
+  readonly seenDigest: string;
+  /** The run id from the operator link, when there is one; a different run is `run_mismatch`. */
+  readonly runId?: string;
+}
+
+/** What a claimed attempt may execute: exactly the frozen, approved arguments. */
+export interface ExecutionContract {
+  readonly tenant: string;
+  readonly proposalId: string;
+  readonly runId: string;
+  readonly operation: string;
+  readonly scopeVersion: number;
+  readonly attemptId: string;
+  readonly attemptNumber: number;
+  readonly idempotencyKey: string;
+  readonly digest: string;
+  readonly short: string;
+  readonly scopeDigest: string;
+  readonly arguments: DeepReadonly<unknown>;
+  readonly scope: DeepReadonly<unknown>;
+}
+
+/** The one atomic decision of `approve`. Only `claimed` may execute. */
+export type ApproveResult =
+  | { readonly kind: 'claimed'; readonly contract: ExecutionContract }
+  | { readonly kind: 'already_completed'; readonly outcome: Outcome }
+  | { readonly kind: 'not_approvable'; readonly reason: DenialReason; readonly message: string };
+
+/** Statuses whose outcome is stored: a replayed approval returns it. */
+const COMPLETED = new Set(['succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure']);
+
+/** True when the actor is an operator of the tenant with a role that may decide. */
+export function mayDecide(ctx: EngineContext, actor: Actor, tenant: string): boolean {
+  return actor.tenant === tenant && actor.kind === 'operator' && actor.roles.some((r) => ctx.approverRoles.includes(r));
+}
+
+/** The checks every approval path shares, after tenant, authorization and status: expiry aside. */
+export function integrityFailure(
+  ctx: EngineContext,
+  record: ProposalRecord,
+  operation: AnyOperation,
+): { reason: 'corrupt_approval_record' | 'unsupported_scope_version'; message: string } | undefined {
+  try {
+    if (recomputeContractDigest(record) !== record.digest || !scopeRecordIntact(record)) {
+      return { reason: 'corrupt_approval_record', message: 'the stored proposal does not match its digest' };
+    }
+  } catch {
+    return { reason: 'corrupt_approval_record', message: 'the stored proposal cannot be read' };
+  }
+  if (ctx.sealKey && (!record.seal || !verifySeal({ id: record.id, digest: record.digest }, ctx.sealKey, record.seal))) {
+    return { reason: 'corrupt_approval_record', message: 'the stored proposal is not sealed by this server' };
+  }
+  if (!operation.supportedScopeVersions.includes(record.scopeVersion)) {
+    return {
+      reason: 'unsupported_scope_version',
+      message: `${operation.kind} no longer supports scope version ${record.scopeVersion}; a new proposal is needed`,
+    };
+  }
+  const args = operation.arguments?.safeParse(parseJson(record.argumentsJson));
+  if (!args?.success || canonicalize(args.data) !== record.argumentsJson) {
+    return { reason: 'corrupt_approval_record', message: 'the stored arguments do not parse through the operation' };
+  }
+  const facts = {
+    tenant: record.tenant,
+    section: record.section,
+    resource: record.resource,
+    requestedBy: record.requestedBy,
+    runId: record.runId,
+    operation: record.operation,
+  };
+  const scope = buildScope(operation, operation.toScope(args.data, facts));
+  if (scope.kind !== 'ok' || scope.digest.sha256 !== record.scopeDigest) {
+    return { reason: 'corrupt_approval_record', message: 'the stored scope does not follow from the stored arguments' };
+  }
+  return undefined;
+}
+
+/** Denies inside the transaction: audits `denied` (or `expired`/`replayed`) and returns the refusal. */
+async function refuse(
+  t: StepTransaction,
+  record: ProposalRecord,
+  actor: Actor,
+  reason: DenialReason,
+  message: string,
+  seenDigest: string | undefined,
+): Promise<ApproveResult> {
+  await t.record({
+    tenant: record.tenant,
+    proposalId: record.id,
+    runId: record.runId,
+    step: reason === 'replayed' ? 'replayed' : 'denied',
+    actor: actor.id,
+    reason,
+    digests: { proposed: record.digest, ...(seenDigest ? { seen: seenDigest } : {}) },
+    detail: { message },
+  });
+  return { kind: 'not_approvable', reason, message };
+}
+
+/**
+ * Approves one proposal and claims it for execution, as one atomic compare-and-set from pending to
+ * executing. Checks, in order: the proposal exists in the caller's tenant (else `not_found`, the
+ * same as a missing id), the caller may approve it (`forbidden`), its status, its expiry, the run,
+ * the digest the approver saw (`stale_view`), the stored record's integrity
+ * (`corrupt_approval_record`), the scope version (`unsupported_scope_version`).
+ */
+export async function approve(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
+  const { approver } = input;
+  return inTransaction(ctx, async (t) => {
+    const record = approver.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
+    if (!record) {
+      ctx.logger.warn({ tenant: input.tenant, proposalId: input.proposalId, actor: approver.id, reason: 'not_found' }, 'denied not_found');
+      return { kind: 'not_approvable', reason: 'not_found', message: 'no such proposal' };
+    }
+    const operation = ctx.operations.get(record.operation);
+    const scope = parseJson(record.scopeJson);
+    if (!mayDecide(ctx, approver, record.tenant) || approver.id === record.requestedBy || (operation && !operation.authorize(approver, scope))) {
+      const message = approver.id === record.requestedBy ? 'the proposing principal cannot approve its own proposal' : 'not allowed to approve this operation';
+      return refuse(t, record, approver, 'forbidden', message, input.seenDigest);
+    }
+    if (COMPLETED.has(record.status) && record.outcomeJson) {
+      await refuse(t, record, approver, 'replayed', 'already executed; returning the stored outcome', input.seenDigest);
+      return { kind: 'already_completed', outcome: parseJson(record.outcomeJson) as Outcome };
+    }
+    if (record.status === 'executing') {
+      return refuse(t, record, approver, 'replayed', 'already approved and executing', input.seenDigest);
+    }
+    if (record.status === 'declined' || record.status === 'superseded' || record.status === 'expired') {
+      return refuse(t, record, approver, record.status, `the proposal is ${record.status}`, input.seenDigest);
+    }
+    const now = ctx.clock.now();
+    if (now >= record.expiresAt) {
+      await expireRecord(t, record, now, approver.id);
+      return { kind: 'not_approvable', reason: 'expired', message: 'the proposal expired before it was approved' };
+    }
+    if (input.runId !== undefined && input.runId !== record.runId) {
+      return refuse(t, record, approver, 'run_mismatch', 'the approval link belongs to another run', input.seenDigest);
+    }
+    if (input.seenDigest !== record.digest) {
+      return refuse(t, record, approver, 'stale_view', 'the page showed another version of this proposal; reload it', input.seenDigest);
+    }
+    if (!operation) {
+      return refuse(t, record, approver, 'unsupported_scope_version', `operation ${record.operation} is not registered`, input.seenDigest);
+    }
+    const failure = integrityFailure(ctx, record, operation);
+    if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
+    return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest);
+  });
+}
+
+/** Marks a pending proposal expired (compare-and-set) and audits it. */
+export async function expireRecord(t: StepTransaction, record: ProposalRecord, now: number, actor: string): Promise<boolean> {
+  const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'pending' }, { status: 'expired', updatedAt: now });
+  if (applied) {
+    await t.record({
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      step: 'expired',
+      actor,
+      reason: 'expired',
+      digests: { proposed: record.digest },
+    });
+  }
+  return applied;
+}
+
+/**
+ * The compare-and-set from pending to executing, with the first attempt recorded (and its
+ * idempotency key) before anything runs. Shared by human and grant approvals.
+ */
+export async function claim(
+  ctx: EngineContext,
+  t: StepTransaction,
+  record: ProposalRecord,
+  actor: string,
+  approvalKind: 'exact' | 'grant',
+  grantId: string | null,
+  seenDigest: string,
+): Promise<ApproveResult> {
+  const now = ctx.clock.now();
+  const attemptNumber = record.currentAttempt + 1;
+  const applied = await t.tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'pending' },
+    { status: 'executing', decidedBy: actor, decidedAt: now, approvalKind, grantId, currentAttempt: attemptNumber, updatedAt: now },
+  );
+  if (!applied) return { kind: 'not_approvable', reason: 'replayed', message: 'another approval claimed it first' };
+  const attemptId = newId('att');
+  const idempotencyKey = idempotencyKeyOf(record.id, attemptNumber);
+  await t.tx.insertAttempt({
+    tenant: record.tenant,
+    id: attemptId,
+    proposalId: record.id,
+    number: attemptNumber,
+    idempotencyKey,
+    status: 'executing',
+    leaseUntil: now + ctx.leaseMs,
+    commandId: null,
+    startedAt: now,
+    finishedAt: null,
+  });
+  const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor };
+  await t.record({
+    ...base,
+    step: 'approved',
+    reason: approvalKind === 'grant' ? 'approved_by_grant' : 'approved',
+    digests: { proposed: record.digest, seen: seenDigest, approved: record.digest },
+    detail: grantId ? { grantId } : {},
+  });
+  await t.record({ ...base, step: 'claimed', attemptId, digests: { approved: record.digest }, detail: { attempt: attemptNumber } });
+  const contract: ExecutionContract = {
+    tenant: record.tenant,
+    proposalId: record.id,
+    runId: record.runId,
+    operation: record.operation,
+    scopeVersion: record.scopeVersion,
+    attemptId,
+    attemptNumber,
+    idempotencyKey,
+    digest: record.digest,
+    short: shortHash(record.digest),
+    scopeDigest: record.scopeDigest,
+    arguments: freeze<unknown>(parseJson(record.argumentsJson)),
+    scope: freeze<unknown>(parseJson(record.scopeJson)),
+  };
+  return { kind: 'claimed', contract: Object.freeze(contract) };
+}
+

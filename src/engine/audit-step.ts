@@ -1,0 +1,77 @@
+import { chainEvent } from '../audit/chain.js';
+import type { AuditDigests, AuditEvent, AuditStep } from '../audit/event.js';
+import { shortHash } from '../canonical/digest.js';
+import type { StoreTransaction } from '../store/store.js';
+import type { EngineContext } from './engine-context.js';
+import { newId } from './ids.js';
+
+/** One lifecycle step to record. */
+export interface StepInput {
+  readonly tenant: string;
+  readonly proposalId: string;
+  readonly runId: string;
+  readonly step: AuditStep;
+  readonly actor: string;
+  readonly reason?: string | null;
+  readonly attemptId?: string | null;
+  readonly commandId?: string | null;
+  readonly digests?: AuditDigests;
+  readonly detail?: Readonly<Record<string, unknown>>;
+}
+
+/** A transaction that records lifecycle steps; their log lines are written only after it commits. */
+export interface StepTransaction {
+  readonly tx: StoreTransaction;
+  /** Appends one audit event to the tenant's chain inside this transaction. */
+  record(input: StepInput): Promise<AuditEvent>;
+}
+
+type LogLine = { readonly level: 'info' | 'warn'; readonly fields: object; readonly message: string };
+
+/**
+ * Runs `fn` in one store transaction. Each recorded step appends an audit event and, after the
+ * commit, one log line: proposal id, run id, attempt, the short hash, the reason. Never the
+ * arguments themselves.
+ */
+export async function inTransaction<T>(ctx: EngineContext, fn: (t: StepTransaction) => Promise<T>): Promise<T> {
+  const lines: LogLine[] = [];
+  const result = await ctx.store.transaction((tx) => fn({ tx, record: (input) => append(ctx, tx, input, lines) }));
+  for (const line of lines) ctx.logger[line.level](line.fields, line.message);
+  return result;
+}
+
+async function append(ctx: EngineContext, tx: StoreTransaction, input: StepInput, lines: LogLine[]): Promise<AuditEvent> {
+  const draft = {
+    tenant: input.tenant,
+    proposalId: input.proposalId,
+    attemptId: input.attemptId ?? null,
+    runId: input.runId,
+    step: input.step,
+    actor: input.actor,
+    reason: input.reason ?? null,
+    digests: input.digests ?? {},
+    commandId: input.commandId ?? null,
+    detail: input.detail ?? {},
+    at: ctx.clock.now(),
+  };
+  const event = await tx.appendAudit(input.tenant, (head) => chainEvent(head, draft, newId('evt'), ctx.sealKey));
+  const shown = input.digests?.approved ?? input.digests?.proposed ?? input.digests?.seen;
+  const fields = {
+    step: input.step,
+    tenant: input.tenant,
+    proposalId: input.proposalId,
+    runId: input.runId,
+    ...(input.attemptId ? { attemptId: input.attemptId } : {}),
+    ...(input.commandId ? { commandId: input.commandId } : {}),
+    ...(shown ? { hash: shortHash(shown) } : {}),
+    ...(input.digests?.requested ? { requested: shortHash(input.digests.requested) } : {}),
+    ...(input.reason ? { reason: input.reason } : {}),
+    actor: input.actor,
+  };
+  lines.push(
+    input.step === 'denied'
+      ? { level: 'warn', fields, message: `denied ${input.reason ?? ''}`.trim() }
+      : { level: 'info', fields, message: input.step },
+  );
+  return event;
+}

@@ -1,0 +1,118 @@
+import { ConfigurationError } from '../canonical/errors.js';
+import type { AnyOperation } from '../operation/define-operation.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { Store } from '../store/store.js';
+import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
+import { type DeclineInput, type DeclineResult, decline } from './decline.js';
+import { type EditInput, type EditResult, edit } from './edit.js';
+import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
+import { execute } from './execute.js';
+import { expireDue } from './expire.js';
+import type { FaultHook } from './faults.js';
+import { type HandbackItem, handback } from './handback.js';
+import type { Proposal } from './proposal.js';
+import { type ProposeInput, type ProposeResult, propose } from './propose.js';
+import { getProposal, type ListInput, listProposals, type AuditLine, type ProposalPage, proposalAudit } from './queries.js';
+import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
+
+/** Everything an engine is wired from. */
+export interface EngineOptions {
+  readonly store: Store;
+  readonly operations: readonly AnyOperation[];
+  /** Defaults to the system clock. */
+  readonly clock?: Clock;
+  /** A pino logger (or anything with info/warn/error). Defaults to silent. */
+  readonly logger?: Logger;
+  /** At least 32 bytes: seals proposals and audit events against anyone who can write the database. */
+  readonly sealKey?: string | Uint8Array;
+  /** Operator roles that may approve, decline, edit and reconcile. Default `['approver', 'admin']`. */
+  readonly approverRoles?: readonly string[];
+  /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
+  readonly leaseMs?: number;
+  /** Test-only: called at named points of execution (fault injection). */
+  readonly faults?: FaultHook;
+  /** Run the store's migrations on creation (default true). */
+  readonly migrate?: boolean;
+}
+
+/** `completed` with the outcome of this approval's execution, a replay's stored outcome, or the refusal. */
+export type ApproveAndExecuteResult =
+  | { readonly kind: 'completed'; readonly outcome: Outcome; readonly contract: ExecutionContract }
+  | Exclude<ApproveResult, { kind: 'claimed' }>;
+
+/** The lifecycle of human-approved operations, bound to one store and one set of operations. */
+export interface Engine {
+  /** The registered operations by kind. */
+  readonly operations: ReadonlyMap<string, AnyOperation>;
+  /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
+  propose(input: ProposeInput): Promise<ProposeResult>;
+  /** The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`. */
+  approve(input: ApproveInput): Promise<ApproveResult>;
+  /** Executes a claimed contract exactly once and returns the stored outcome. */
+  execute(contract: ExecutionContract): Promise<Outcome>;
+  /** `approve`, then `execute` when claimed: what an approval button does. */
+  approveAndExecute(input: ApproveInput): Promise<ApproveAndExecuteResult>;
+  decline(input: DeclineInput): Promise<DeclineResult>;
+  /** A new freeze that supersedes the old proposal; approval is required again. */
+  edit(input: EditInput): Promise<EditResult>;
+  reconcile(input: ReconcileInput): Promise<ReconcileResult>;
+  /** Expires pending proposals past their expiry; returns how many. */
+  expireDue(): Promise<number>;
+  get(tenant: string, proposalId: string): Promise<Proposal | undefined>;
+  list(tenant: string, input?: ListInput): Promise<ProposalPage>;
+  audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
+  /** Safe text about a run's proposals for the next model turn. */
+  handback(input: { tenant: string; runId: string; limit?: number }): Promise<HandbackItem[]>;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Creates an engine: registers operations, migrates the store, and wires the lifecycle steps.
+ *
+ * @example
+ * const engine = await createEngine({ store: sqliteStore({ path: 'app.db' }), operations: [payInvoice] });
+ * const proposed = await engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' },
+ *   tenant: 'acme', resource: 'invoice:inv-104', requestedBy: 'agent:support', runId });
+ */
+export async function createEngine(options: EngineOptions): Promise<Engine> {
+  const operations = new Map<string, AnyOperation>();
+  for (const operation of options.operations) {
+    if (operations.has(operation.kind)) throw new ConfigurationError(`operations: "${operation.kind}" is registered twice`);
+    operations.set(operation.kind, operation);
+  }
+  if (options.sealKey !== undefined && Buffer.byteLength(options.sealKey as string) < 32) {
+    throw new ConfigurationError('sealKey: must be at least 32 bytes');
+  }
+  const ctx: EngineContext = Object.freeze({
+    store: options.store,
+    operations,
+    clock: options.clock ?? { now: () => Date.now() },
+    logger: options.logger ?? silentLogger,
+    sealKey: options.sealKey,
+    approverRoles: options.approverRoles ?? ['approver', 'admin'],
+    leaseMs: options.leaseMs ?? 5 * 60_000,
+  });
+  if (options.migrate !== false) await options.store.migrate();
+  const executeOptions = { faults: options.faults };
+  return Object.freeze({
+    operations,
+    propose: (input: ProposeInput) => propose(ctx, input),
+    approve: (input: ApproveInput) => approve(ctx, input),
+    execute: (contract: ExecutionContract) => execute(ctx, contract, executeOptions),
+    approveAndExecute: async (input: ApproveInput): Promise<ApproveAndExecuteResult> => {
+      const result = await approve(ctx, input);
+      if (result.kind !== 'claimed') return result;
+      return { kind: 'completed', outcome: await execute(ctx, result.contract, executeOptions), contract: result.contract };
+    },
+    decline: (input: DeclineInput) => decline(ctx, input),
+    edit: (input: EditInput) => edit(ctx, input),
+    reconcile: (input: ReconcileInput) => reconcile(ctx, input),
+    expireDue: () => expireDue(ctx),
+    get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
+    list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),
+    audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
+    handback: (input: { tenant: string; runId: string; limit?: number }) => handback(ctx, input),
+    close: () => options.store.close(),
+  });
+}

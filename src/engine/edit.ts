@@ -1,0 +1,91 @@
+import { parseJson } from '../canonical/parse-json.js';
+import type { Actor } from '../operation/actor.js';
+import type { ProposalFacts } from '../operation/define-operation.js';
+import type { DenialReason } from '../operation/reasons.js';
+import { mayDecide } from './approve.js';
+import { inTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
+import { type Proposal, toProposal } from './proposal.js';
+
+/** An operator changes editable request fields of a pending proposal. */
+export interface EditInput {
+  readonly tenant: string;
+  readonly proposalId: string;
+  readonly editor: Actor;
+  /** New values for the operation's `editable` request fields only. */
+  readonly changes: Readonly<Record<string, unknown>>;
+}
+
+/** A NEW pending proposal that supersedes the old one; or why not. */
+export type EditResult =
+  | { readonly kind: 'edited'; readonly proposal: Proposal; readonly superseded: string }
+  | InvalidRequest
+  | { readonly kind: 'not_editable'; readonly reason: DenialReason; readonly message: string };
+
+/**
+ * Edit is a new freeze: the changed request runs through the operation's `prepare` again, gets a
+ * new digest, the old proposal becomes `superseded`, and approval is required again.
+ */
+export async function edit(ctx: EngineContext, input: EditInput): Promise<EditResult> {
+  const record = input.editor.tenant === input.tenant ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId)) : undefined;
+  if (!record) return { kind: 'not_editable', reason: 'not_found', message: 'no such proposal' };
+  const operation = ctx.operations.get(record.operation);
+  if (!mayDecide(ctx, input.editor, record.tenant) || !operation) {
+    return { kind: 'not_editable', reason: 'forbidden', message: 'not allowed to edit this proposal' };
+  }
+  const unknown = Object.keys(input.changes).filter((k) => !operation.editable.includes(k));
+  if (unknown.length > 0) {
+    return invalidRequest(unknown.map((k) => ({ path: `$.changes.${k}`, message: `not an editable field (editable: ${operation.editable.join(', ') || 'none'})` })));
+  }
+  const request = { ...(parseJson(record.requestJson) as Record<string, unknown>), ...input.changes };
+  const facts: ProposalFacts = {
+    tenant: record.tenant,
+    section: record.section,
+    resource: record.resource,
+    requestedBy: record.requestedBy,
+    runId: record.runId,
+    operation: record.operation,
+  };
+  const frozen = await freezeProposal(ctx, operation, request, facts, { supersedes: record.id });
+  if (frozen.kind !== 'frozen') return frozen;
+  const next = frozen.record;
+  return inTransaction(ctx, async (t): Promise<EditResult> => {
+    const now = ctx.clock.now();
+    if (now >= record.expiresAt) return { kind: 'not_editable', reason: 'expired', message: 'the proposal already expired' };
+    const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'pending' }, {
+      status: 'superseded',
+      supersededBy: next.id,
+      decidedBy: input.editor.id,
+      decidedAt: now,
+      updatedAt: now,
+    });
+    if (!applied) {
+      const current = await t.tx.getProposal(record.tenant, record.id);
+      const status = current?.status;
+      const reason: DenialReason = status === 'declined' || status === 'superseded' || status === 'expired' ? status : 'replayed';
+      return { kind: 'not_editable', reason, message: `the proposal is ${status}` };
+    }
+    await t.tx.insertProposal(next);
+    await t.record({
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      step: 'edited',
+      actor: input.editor.id,
+      reason: 'superseded',
+      digests: { proposed: record.digest },
+      detail: { supersededBy: next.id, newDigest: next.digest, fields: Object.keys(input.changes).sort() },
+    });
+    await t.record({
+      tenant: next.tenant,
+      proposalId: next.id,
+      runId: next.runId,
+      step: 'proposed',
+      actor: input.editor.id,
+      digests: { proposed: next.digest },
+      detail: { operation: next.operation, supersedes: record.id, supersedesDigest: record.digest, scopeVersion: next.scopeVersion, viewVersion: next.viewVersion },
+    });
+    return { kind: 'edited', proposal: toProposal(next), superseded: record.id };
+  });
+}

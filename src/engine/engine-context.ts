@@ -1,0 +1,34 @@
+import type { AnyOperation } from '../operation/define-operation.js';
+import type { Store } from '../store/store.js';
+
+/** Milliseconds since the epoch; injected so expiry and leases can be tested. */
+export interface Clock {
+  now(): number;
+}
+
+/** The slice of a pino logger the engine writes to: one line per lifecycle step. */
+export interface Logger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
+/** What every lifecycle step is given: the wiring of one engine. */
+export interface EngineContext {
+  readonly store: Store;
+  readonly operations: ReadonlyMap<string, AnyOperation>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly sealKey: string | Uint8Array | undefined;
+  /** Operator roles that may approve, decline and edit (default `approver`, `admin`). */
+  readonly approverRoles: readonly string[];
+  /** How long a claimed attempt may run before a recovery sweep may take it over. */
+  readonly leaseMs: number;
+}
+
+/** A logger that writes nothing. */
+export const silentLogger: Logger = Object.freeze({
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+});

@@ -1,0 +1,347 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { type DeepReadonly, freeze } from '../canonical/freeze.js';
+import { parseJson } from '../canonical/parse-json.js';
+import { formatScopeChange } from '../canonical/scope-diff.js';
+import { authorizeExecution, type ExecutionDecision } from '../operation/authorize-execution.js';
+import type {
+  AnyOperation,
+  CommandMeta,
+  DefiniteFailure,
+  ExecuteContext,
+  LocalTransaction,
+  ProposalFacts,
+  Revalidation,
+} from '../operation/define-operation.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { ProposalRecord } from '../store/records.js';
+import type { ExecutionContract } from './approve.js';
+import { inTransaction, type StepTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { OperationContractError } from './errors.js';
+import type { FaultHook } from './faults.js';
+import { newId } from './ids.js';
+
+/** The command guard refused a downstream call: no command id exists for it. */
+class CommandRefused extends Error {
+  constructor(readonly decision: Extract<ExecutionDecision, { kind: 'denied' }>) {
+    super(decision.message);
+  }
+}
+
+/** Another worker took this attempt over (fencing by attempt number): this one must not commit. */
+class Fenced extends Error {}
+
+function isDefiniteFailure(value: unknown): value is DefiniteFailure {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'definite_failure';
+}
+
+function factsOf(record: ProposalRecord): ProposalFacts {
+  return {
+    tenant: record.tenant,
+    section: record.section,
+    resource: record.resource,
+    requestedBy: record.requestedBy,
+    runId: record.runId,
+    operation: record.operation,
+  };
+}
+
+/** Execution options the engine threads through; `faults` exists for the fault-injection tests only. */
+export interface ExecuteOptions {
+  readonly faults?: FaultHook | undefined;
+}
+
+/**
+ * Executes a claimed contract exactly once: loads the frozen arguments, revalidates against current
+ * state, and runs the operation's executor. Local effects commit in the same transaction as their
+ * outcome; external effects have their attempt recorded before the call and their outcome after, and
+ * a call whose response is lost ends `needs_reconciliation`, never retried.
+ */
+export async function execute(ctx: EngineContext, contract: ExecutionContract, options: ExecuteOptions = {}): Promise<Outcome> {
+  const fault = async (point: Parameters<FaultHook>[0]) => {
+    if (options.faults) await options.faults(point, { proposalId: contract.proposalId, attemptNumber: contract.attemptNumber });
+  };
+  await fault('after_claim');
+  const operation = ctx.operations.get(contract.operation);
+  const record = await ctx.store.transaction((tx) => tx.getProposal(contract.tenant, contract.proposalId));
+  if (!record || !operation?.execute || !operation.arguments) {
+    throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: no such proposal or executor`);
+  }
+  if (record.status !== 'executing' || record.currentAttempt !== contract.attemptNumber) return storedOutcome(record);
+  if (record.digest !== contract.digest || canonicalize(contract.arguments) !== record.argumentsJson) {
+    return finish(ctx, record, contract, failure('corrupt_approval_record', 'the contract does not match the stored proposal'));
+  }
+  const args = freeze<unknown>(operation.arguments.parse(parseJson(record.argumentsJson)));
+  const facts = factsOf(record);
+
+  if (operation.revalidate) {
+    let revalidation: Revalidation;
+    try {
+      revalidation = await operation.revalidate(args, {
+        ...facts,
+        proposalId: record.id,
+        valid: () => ({ kind: 'valid' }),
+        revisionRequired: (reason: string) => ({ kind: 'revision_required', reason }),
+      });
+    } catch (error) {
+      return finish(ctx, record, contract, crashed(ctx, record, error, 'revalidation failed'));
+    }
+    if (revalidation.kind === 'revision_required') {
+      return finish(ctx, record, contract, { kind: 'revision_required', reason: revalidation.reason }, {
+        step: 'revalidated',
+        reason: 'revision_required',
+        detail: { message: revalidation.reason },
+      });
+    }
+    await inTransaction(ctx, (t) =>
+      t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }),
+    );
+  }
+  await fault('after_revalidation');
+  return operation.effect === 'local'
+    ? executeLocal(ctx, operation, record, contract, args, fault)
+    : executeExternal(ctx, operation, record, contract, args, fault);
+}
+
+function stepBase(record: ProposalRecord, contract: ExecutionContract) {
+  return { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: 'system:executor', attemptId: contract.attemptId };
+}
+
+function failure(reason: 'corrupt_approval_record' | 'scope_mismatch' | 'invalid_requested_scope' | 'unsupported_scope_version', message: string): Outcome {
+  return { kind: 'terminal_failure', correlationId: newId('cor'), reason, message };
+}
+
+// The error itself goes to the server log under a correlation id; only the id and a safe sentence
+// reach the model, the API and the console.
+function crashed(ctx: EngineContext, record: ProposalRecord, error: unknown, what: string): Outcome {
+  const correlationId = newId('cor');
+  ctx.logger.error({ correlationId, proposalId: record.id, runId: record.runId, err: error }, what);
+  return { kind: 'terminal_failure', correlationId, message: `${what}; see correlation id ${correlationId}` };
+}
+
+function guard(operation: AnyOperation, record: ProposalRecord, request: unknown): ExecutionDecision {
+  const facts = factsOf(record);
+  const raw = operation.commandScope ? operation.commandScope(request as never, facts) : operation.toScope(request, facts);
+  return authorizeExecution(
+    { operation, scopeVersion: record.scopeVersion, scope: parseJson(record.scopeJson), digest: record.scopeDigest },
+    raw,
+  );
+}
+
+function executeContext(
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  transaction: LocalTransaction | undefined,
+  command: ExecuteContext['command'],
+): ExecuteContext {
+  return {
+    ...factsOf(record),
+    proposalId: record.id,
+    attemptId: contract.attemptId,
+    attemptNumber: contract.attemptNumber,
+    idempotencyKey: contract.idempotencyKey,
+    transaction,
+    command,
+    fail: (message: string) => ({ kind: 'definite_failure', message }),
+  };
+}
+
+async function executeLocal(
+  ctx: EngineContext,
+  operation: AnyOperation,
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  args: DeepReadonly<unknown>,
+  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+): Promise<Outcome> {
+  try {
+    return await inTransaction(ctx, async (t) => {
+      const current = await t.tx.getProposal(record.tenant, record.id);
+      if (current?.status !== 'executing' || current.currentAttempt !== contract.attemptNumber) throw new Fenced();
+      const command: ExecuteContext['command'] = async (request, call) => {
+        const decision = guard(operation, record, request);
+        if (decision.kind === 'denied') throw new CommandRefused(decision);
+        const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
+        await t.record({
+          ...stepBase(record, contract),
+          step: 'command',
+          commandId: meta.commandId,
+          digests: { approved: record.digest, requested: decision.requestedDigest },
+        });
+        return call(request, meta);
+      };
+      const result = await operation.execute!(args, executeContext(record, contract, t.tx.local, command));
+      const outcome: Outcome = isDefiniteFailure(result)
+        ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
+        : { kind: 'succeeded', result: jsonOrNull(result) };
+      await fault('before_outcome_commit');
+      await writeOutcome(ctx.clock.now(), t, record, contract, outcome, undefined, fault);
+      return outcome;
+    });
+  } catch (error) {
+    if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    if (error instanceof CommandRefused) return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+    return finish(ctx, record, contract, crashed(ctx, record, error, 'the local effect failed and was rolled back'));
+  }
+}
+
+async function executeExternal(
+  ctx: EngineContext,
+  operation: AnyOperation,
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  args: DeepReadonly<unknown>,
+  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+): Promise<Outcome> {
+  let sent = false;
+  const command: ExecuteContext['command'] = async (request, call) => {
+    if (sent) throw new OperationContractError(operation.kind, 'an external executor makes exactly one command per attempt');
+    const decision = guard(operation, record, request);
+    if (decision.kind === 'denied') throw new CommandRefused(decision);
+    const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
+    // The command (and so the attempt's key) is durable before the provider hears of it.
+    await inTransaction(ctx, async (t) => {
+      const issued = await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', { commandId: meta.commandId });
+      if (!issued) throw new Fenced();
+      await t.record({
+        ...stepBase(record, contract),
+        step: 'command',
+        commandId: meta.commandId,
+        digests: { approved: record.digest, requested: decision.requestedDigest },
+      });
+    });
+    await fault('before_provider_call');
+    sent = true;
+    const response = await call(request, meta);
+    await fault('after_provider_accepted');
+    return response;
+  };
+  let result: unknown;
+  try {
+    result = await operation.execute!(args, executeContext(record, contract, undefined, command));
+  } catch (error) {
+    if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    if (error instanceof CommandRefused) return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+    if (sent) {
+      ctx.logger.warn({ proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error }, 'provider response lost');
+      return finish(ctx, record, contract, { kind: 'needs_reconciliation', statusPath: statusPath(record) }, undefined, fault);
+    }
+    return finish(ctx, record, contract, crashed(ctx, record, error, 'the executor failed before any command was sent'));
+  }
+  if (isDefiniteFailure(result)) {
+    return finish(ctx, record, contract, { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }, undefined, fault);
+  }
+  if (!sent) {
+    return finish(ctx, record, contract, crashed(ctx, record, new OperationContractError(operation.kind, 'external executor returned without a command'), 'the executor made no command'));
+  }
+  await fault('before_outcome_commit');
+  return finish(ctx, record, contract, { kind: 'succeeded', result: jsonOrNull(result) }, undefined, fault);
+}
+
+/** Where an operator or agent checks on a proposal whose outcome is being reconciled. */
+export function statusPath(record: { readonly id: string }): string {
+  return `/api/v1/proposals/${record.id}`;
+}
+
+function jsonOrNull(value: unknown): unknown {
+  try {
+    return parseJson(canonicalize(value ?? null));
+  } catch {
+    return null;
+  }
+}
+
+function refusedOutcome(error: CommandRefused): Outcome {
+  return failure(error.decision.reason, error.decision.message);
+}
+
+function refusedStep(error: CommandRefused) {
+  return {
+    step: 'denied' as const,
+    reason: error.decision.reason,
+    digests: error.decision.requestedDigest ? { requested: error.decision.requestedDigest } : {},
+    detail: { diff: error.decision.diff.map(formatScopeChange), issues: error.decision.issues.map((i) => `${i.path}: ${i.message}`) },
+  };
+}
+
+type ExtraStep = {
+  readonly step: 'revalidated' | 'denied';
+  readonly reason: string;
+  readonly digests?: { readonly requested?: string };
+  readonly detail: Readonly<Record<string, unknown>>;
+};
+
+/** Records the outcome in its own transaction, fenced by attempt number. */
+async function finish(
+  ctx: EngineContext,
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  outcome: Outcome,
+  extra?: ExtraStep,
+  fault?: (point: Parameters<FaultHook>[0]) => Promise<void>,
+): Promise<Outcome> {
+  try {
+    return await inTransaction(ctx, async (t) => {
+      await writeOutcome(ctx.clock.now(), t, record, contract, outcome, extra, fault);
+      return outcome;
+    });
+  } catch (error) {
+    if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    throw error;
+  }
+}
+
+async function writeOutcome(
+  now: number,
+  t: StepTransaction,
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  outcome: Outcome,
+  extra: ExtraStep | undefined,
+  fault?: (point: Parameters<FaultHook>[0]) => Promise<void>,
+): Promise<void> {
+  const applied = await t.tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'executing', attempt: contract.attemptNumber },
+    { status: outcome.kind, outcomeJson: canonicalize(outcome), updatedAt: now },
+  );
+  if (!applied) throw new Fenced();
+  await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
+    status: outcome.kind === 'needs_reconciliation' ? 'needs_reconciliation' : 'completed',
+    finishedAt: now,
+  });
+  if (fault) await fault('between_outcome_and_audit');
+  const base = stepBase(record, contract);
+  if (extra) await t.record({ ...base, ...extra, digests: { approved: record.digest, ...extra.digests } });
+  await t.record({
+    ...base,
+    step: 'outcome',
+    reason: outcome.kind === 'terminal_failure' ? (outcome.reason ?? null) : outcome.kind === 'revision_required' ? 'revision_required' : null,
+    digests: { approved: record.digest },
+    detail: outcomeDetail(outcome),
+  });
+}
+
+function outcomeDetail(outcome: Outcome): Record<string, unknown> {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return { outcome: 'succeeded' };
+    case 'needs_reconciliation':
+      return { outcome: 'needs_reconciliation', statusPath: outcome.statusPath };
+    case 'revision_required':
+      return { outcome: 'revision_required', message: outcome.reason };
+    case 'terminal_failure':
+      return { outcome: 'terminal_failure', correlationId: outcome.correlationId };
+  }
+}
+
+function storedOutcome(record: ProposalRecord): Outcome {
+  if (!record.outcomeJson) throw new OperationContractError(record.operation, `${record.id} is not executing under this attempt`);
+  return parseJson(record.outcomeJson) as Outcome;
+}
+
+async function storedOutcomeOf(ctx: EngineContext, record: ProposalRecord): Promise<Outcome> {
+  const current = await ctx.store.transaction((tx) => tx.getProposal(record.tenant, record.id));
+  return storedOutcome(current ?? record);
+}

@@ -1,0 +1,122 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { CanonicalizationError } from '../canonical/errors.js';
+import type { AnyOperation, ProposalFacts, Rejection } from '../operation/define-operation.js';
+import { formatIssues, type InputIssue, toInputIssues } from '../operation/issues.js';
+import { buildScope } from '../operation/scope.js';
+import { PROPOSAL_FORMAT_VERSION, type ProposalRecord } from '../store/records.js';
+import type { EngineContext } from './engine-context.js';
+import { OperationContractError } from './errors.js';
+import { newId } from './ids.js';
+import { contractDigest, contractSeal } from './proposal.js';
+
+/** The model's request could not become a proposal; `modelMessage` is safe to send back to it. */
+export interface InvalidRequest {
+  readonly kind: 'invalid_request';
+  readonly reason: 'invalid_request' | 'run_id_missing';
+  readonly issues: readonly InputIssue[];
+  readonly modelMessage: string;
+}
+
+/** Builds an {@link InvalidRequest} whose model message names every field at fault. */
+export function invalidRequest(issues: readonly InputIssue[], reason: InvalidRequest['reason'] = 'invalid_request'): InvalidRequest {
+  return {
+    kind: 'invalid_request',
+    reason,
+    issues,
+    modelMessage: `The request was not accepted: ${formatIssues(issues)}. Correct these fields and try again.`,
+  };
+}
+
+function isRejection(value: unknown): value is Rejection {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'rejected';
+}
+
+/**
+ * Parses the model's request strictly, runs the operation's `prepare` against server-owned state,
+ * checks the typed arguments, builds the scope, and freezes everything into a new pending record.
+ * Nothing is stored here.
+ */
+export async function freezeProposal(
+  ctx: EngineContext,
+  operation: AnyOperation,
+  rawRequest: unknown,
+  facts: ProposalFacts,
+  links: { readonly supersedes: string | null },
+): Promise<{ readonly kind: 'frozen'; readonly record: ProposalRecord } | InvalidRequest> {
+  const requestSchema = operation.request;
+  const prepare = operation.prepare;
+  const argumentsSchema = operation.arguments;
+  if (!requestSchema || !prepare || !argumentsSchema) {
+    throw new OperationContractError(operation.kind, 'cannot be proposed: it defines no request, prepare or arguments');
+  }
+  try {
+    canonicalize(rawRequest);
+  } catch (error) {
+    if (error instanceof CanonicalizationError) return invalidRequest([{ path: error.path, message: error.message }]);
+    throw error;
+  }
+  const parsed = requestSchema.safeParse(rawRequest);
+  if (!parsed.success) return invalidRequest(toInputIssues(parsed.error));
+
+  const prepared = await prepare(parsed.data, { ...facts, reject: (modelMessage: string) => ({ kind: 'rejected', modelMessage }) });
+  if (isRejection(prepared)) {
+    return { kind: 'invalid_request', reason: 'invalid_request', issues: [], modelMessage: prepared.modelMessage };
+  }
+  const args = argumentsSchema.safeParse(prepared.arguments);
+  if (!args.success) {
+    throw new OperationContractError(operation.kind, `prepare returned invalid arguments: ${formatIssues(toInputIssues(args.error))}`);
+  }
+  const scope = buildScope(operation, operation.toScope(args.data, facts));
+  if (scope.kind === 'invalid') {
+    throw new OperationContractError(operation.kind, `toScope built an invalid scope: ${formatIssues(scope.issues)}`);
+  }
+  const argumentsJson = canonicalize(args.data);
+  const previewJson = canonicalize(prepared.preview);
+  const requestJson = canonicalize(parsed.data);
+  const id = newId('prp');
+  const now = ctx.clock.now();
+  const digest = contractDigest({
+    operation: operation.kind,
+    scopeVersion: operation.scopeVersion,
+    viewVersion: operation.viewVersion,
+    tenant: facts.tenant,
+    resource: facts.resource,
+    runId: facts.runId,
+    scopeDigest: scope.digest.sha256,
+    arguments: JSON.parse(argumentsJson),
+    preview: JSON.parse(previewJson),
+  });
+  const record: ProposalRecord = {
+    formatVersion: PROPOSAL_FORMAT_VERSION,
+    tenant: facts.tenant,
+    id,
+    runId: facts.runId,
+    section: facts.section,
+    resource: facts.resource,
+    requestedBy: facts.requestedBy,
+    operation: operation.kind,
+    scopeVersion: operation.scopeVersion,
+    viewVersion: operation.viewVersion,
+    requestJson,
+    argumentsJson,
+    scopeJson: scope.canonical,
+    scopeDigest: scope.digest.sha256,
+    previewJson,
+    digest,
+    seal: ctx.sealKey ? contractSeal(id, digest, ctx.sealKey) : null,
+    status: 'pending',
+    createdAt: now,
+    expiresAt: now + operation.expiresInMs,
+    supersedes: links.supersedes,
+    supersededBy: null,
+    decidedBy: null,
+    decidedAt: null,
+    approvalKind: null,
+    grantId: null,
+    decisionNote: null,
+    currentAttempt: 0,
+    outcomeJson: null,
+    updatedAt: now,
+  };
+  return { kind: 'frozen', record };
+}

@@ -1,0 +1,19 @@
+export type { ApproveInput, ApproveResult, ExecutionContract } from './approve.js';
+export {
+  type ApproveAndExecuteResult,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+} from './create-engine.js';
+export type { DeclineInput, DeclineResult } from './decline.js';
+export type { EditInput, EditResult } from './edit.js';
+export type { Clock, Logger } from './engine-context.js';
+export { OperationContractError } from './errors.js';
+export type { FaultHook, FaultPoint } from './faults.js';
+export type { InvalidRequest } from './freeze-proposal.js';
+export { formatHandback, type HandbackItem } from './handback.js';
+export { newId } from './ids.js';
+export type { Proposal } from './proposal.js';
+export type { ProposeInput, ProposeResult } from './propose.js';
+export type { AuditLine, ListInput, ProposalPage } from './queries.js';
+export type { ReconcileInput, ReconcileResult } from './reconcile.js';

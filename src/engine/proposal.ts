@@ -1,0 +1,126 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { digest, shortHash } from '../canonical/digest.js';
+import { type DeepReadonly, freeze } from '../canonical/freeze.js';
+import { parseJson } from '../canonical/parse-json.js';
+import { seal } from '../canonical/seal.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { ProposalRecord, ProposalStatus } from '../store/records.js';
+
+/** The public, read-only view of a proposal. Every JSON part is deep-frozen. */
+export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
+  readonly id: string;
+  readonly tenant: string;
+  readonly runId: string;
+  readonly section: string | null;
+  readonly resource: string;
+  readonly requestedBy: string;
+  readonly operation: string;
+  readonly scopeVersion: number;
+  readonly viewVersion: number;
+  readonly request: DeepReadonly<unknown>;
+  readonly arguments: DeepReadonly<Args>;
+  readonly scope: DeepReadonly<unknown>;
+  readonly preview: DeepReadonly<Preview>;
+  /** The full contract digest (SHA-256 hex) a human approves. */
+  readonly digest: string;
+  /** First 12 hex characters of {@link digest}: what logs, the console and audit lines show. */
+  readonly short: string;
+  readonly scopeDigest: string;
+  readonly status: ProposalStatus;
+  readonly createdAt: Date;
+  readonly expiresAt: Date;
+  readonly supersedes: string | null;
+  readonly supersededBy: string | null;
+  readonly decidedBy: string | null;
+  readonly decidedAt: Date | null;
+  readonly approvalKind: 'exact' | 'grant' | null;
+  readonly grantId: string | null;
+  readonly decisionNote: string | null;
+  readonly attempts: number;
+  readonly outcome: Outcome<Result> | null;
+}
+
+/** The fields a contract digest covers: everything a human approves, bound to its run. */
+export interface ContractBody {
+  readonly operation: string;
+  readonly scopeVersion: number;
+  readonly viewVersion: number;
+  readonly tenant: string;
+  readonly resource: string;
+  readonly runId: string;
+  readonly scopeDigest: string;
+  readonly arguments: unknown;
+  readonly preview: unknown;
+}
+
+/** The contract digest (full SHA-256 hex) of a proposal's frozen parts. */
+export function contractDigest(body: ContractBody): string {
+  return digest(body).sha256;
+}
+
+/** The keyed seal of a contract digest, binding it to the proposal id. */
+export function contractSeal(id: string, contract: string, key: string | Uint8Array): string {
+  return seal({ id, digest: contract }, key);
+}
+
+/** Recomputes the contract digest from exactly what a record stores. Throws on unparsable JSON. */
+export function recomputeContractDigest(record: ProposalRecord): string {
+  return contractDigest({
+    operation: record.operation,
+    scopeVersion: record.scopeVersion,
+    viewVersion: record.viewVersion,
+    tenant: record.tenant,
+    resource: record.resource,
+    runId: record.runId,
+    scopeDigest: record.scopeDigest,
+    arguments: parseJson(record.argumentsJson),
+    preview: parseJson(record.previewJson),
+  });
+}
+
+/** True when the stored scope JSON is canonical and digests to the stored scope digest. */
+export function scopeRecordIntact(record: ProposalRecord): boolean {
+  const scope = parseJson(record.scopeJson);
+  return canonicalize(scope) === record.scopeJson && digest(scope).sha256 === record.scopeDigest;
+}
+
+/** Parses stored JSON text and deep-freezes it. */
+export function frozenJson(text: string): unknown {
+  return freeze<unknown>(parseJson(text));
+}
+
+/** The public view of a stored proposal. */
+export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
+  record: ProposalRecord,
+): Proposal<Args, Preview, Result> {
+  return {
+    id: record.id,
+    tenant: record.tenant,
+    runId: record.runId,
+    section: record.section,
+    resource: record.resource,
+    requestedBy: record.requestedBy,
+    operation: record.operation,
+    scopeVersion: record.scopeVersion,
+    viewVersion: record.viewVersion,
+    request: frozenJson(record.requestJson),
+    arguments: frozenJson(record.argumentsJson) as DeepReadonly<Args>,
+    scope: frozenJson(record.scopeJson),
+    preview: frozenJson(record.previewJson) as DeepReadonly<Preview>,
+    digest: record.digest,
+    short: shortHash(record.digest),
+    scopeDigest: record.scopeDigest,
+    status: record.status,
+    createdAt: new Date(record.createdAt),
+    expiresAt: new Date(record.expiresAt),
+    supersedes: record.supersedes,
+    supersededBy: record.supersededBy,
+    decidedBy: record.decidedBy,
+    decidedAt: record.decidedAt === null ? null : new Date(record.decidedAt),
+    approvalKind: record.approvalKind,
+    grantId: record.grantId,
+    decisionNote: record.decisionNote,
+    attempts: record.currentAttempt,
+    outcome: record.outcomeJson === null ? null : (frozenJson(record.outcomeJson) as Outcome<Result>),
+  };
+}

@@ -1,0 +1,60 @@
+import { ConfigurationError } from '../canonical/errors.js';
+import type { ProposalFacts } from '../operation/define-operation.js';
+import type { EngineContext } from './engine-context.js';
+import { inTransaction } from './audit-step.js';
+import { freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
+import { type Proposal, toProposal } from './proposal.js';
+
+/** What an agent (through the application) proposes. Tenant, resource and requester come from the server. */
+export interface ProposeInput {
+  /** The operation kind, e.g. `invoice.pay`. */
+  readonly operation: string;
+  /** What the model sent: untrusted, parsed strictly by the operation's request schema. */
+  readonly request: unknown;
+  readonly tenant: string;
+  readonly section?: string | null;
+  readonly resource: string;
+  /** The proposing principal (an agent). It can never approve its own proposal. */
+  readonly requestedBy: string;
+  /** The agent run this proposal belongs to. Missing → `run_id_missing` (fail closed). */
+  readonly runId: string | null | undefined;
+}
+
+/** `proposed` with the frozen, pending proposal; or an invalid request with text the model can act on. */
+export type ProposeResult = { readonly kind: 'proposed'; readonly proposal: Proposal } | InvalidRequest;
+
+function requireText(name: string, value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0) throw new ConfigurationError(`propose: ${name} must be a non-empty string from the server`);
+  return value;
+}
+
+/** Turns a model's request into a frozen, durable, pending proposal. */
+export async function propose(ctx: EngineContext, input: ProposeInput): Promise<ProposeResult> {
+  const tenant = requireText('tenant', input.tenant);
+  const resource = requireText('resource', input.resource);
+  const requestedBy = requireText('requestedBy', input.requestedBy);
+  if (typeof input.runId !== 'string' || input.runId.trim() === '') {
+    return invalidRequest([{ path: '$.runId', message: 'a run id is required; proposals are never matched to "the latest" run' }], 'run_id_missing');
+  }
+  const operation = ctx.operations.get(input.operation);
+  if (!operation) {
+    return invalidRequest([{ path: '$.operation', message: `unknown operation "${input.operation}" (known: ${[...ctx.operations.keys()].join(', ')})` }]);
+  }
+  const facts: ProposalFacts = { tenant, section: input.section ?? null, resource, requestedBy, runId: input.runId, operation: operation.kind };
+  const frozen = await freezeProposal(ctx, operation, input.request, facts, { supersedes: null });
+  if (frozen.kind !== 'frozen') return frozen;
+  const { record } = frozen;
+  await inTransaction(ctx, async (t) => {
+    await t.tx.insertProposal(record);
+    await t.record({
+      tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      step: 'proposed',
+      actor: requestedBy,
+      digests: { proposed: record.digest },
+      detail: { operation: operation.kind, scopeVersion: record.scopeVersion, viewVersion: record.viewVersion, scopeDigest: record.scopeDigest },
+    });
+  });
+  return { kind: 'proposed', proposal: toProposal(record) };
+}

@@ -1,0 +1,79 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { freeze } from '../canonical/freeze.js';
+import { parseJson } from '../canonical/parse-json.js';
+import type { Actor } from '../operation/actor.js';
+import type { Reconciliation } from '../operation/define-operation.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { DenialReason } from '../operation/reasons.js';
+import { mayDecide } from './approve.js';
+import { inTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { newId } from './ids.js';
+
+/** Close a `needs_reconciliation` proposal by asking the provider about its attempt. */
+export interface ReconcileInput {
+  readonly tenant: string;
+  readonly proposalId: string;
+  /** An operator of the tenant, or a `system` actor of the tenant for a scheduled sweep. */
+  readonly actor: Actor;
+}
+
+/** The authoritative result recorded, still unknown at the provider, or why it cannot be reconciled. */
+export type ReconcileResult =
+  | { readonly kind: 'reconciled'; readonly outcome: Outcome }
+  | { readonly kind: 'still_pending' }
+  | { readonly kind: 'not_reconcilable'; readonly reason: DenialReason; readonly message: string };
+
+/**
+ * Looks the last attempt up at the provider by its idempotency key (the operation's `reconcile`) and
+ * records the authoritative result: `succeeded` when the provider has it, `terminal_failure` when it
+ * has no record (nothing happened). Never calls the provider's effect again.
+ */
+export async function reconcile(ctx: EngineContext, input: ReconcileInput): Promise<ReconcileResult> {
+  const { actor } = input;
+  const allowed = actor.tenant === input.tenant && (actor.kind === 'system' || mayDecide(ctx, actor, input.tenant));
+  const record = actor.tenant === input.tenant ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId)) : undefined;
+  if (!record) return { kind: 'not_reconcilable', reason: 'not_found', message: 'no such proposal' };
+  if (!allowed) return { kind: 'not_reconcilable', reason: 'forbidden', message: 'not allowed to reconcile' };
+  if (record.status !== 'needs_reconciliation') {
+    return { kind: 'not_reconcilable', reason: 'replayed', message: `the proposal is ${record.status}, not waiting for reconciliation` };
+  }
+  const operation = ctx.operations.get(record.operation);
+  const attempts = await ctx.store.transaction((tx) => tx.listAttempts(record.tenant, record.id));
+  const attempt = attempts.find((a) => a.number === record.currentAttempt);
+  if (!operation?.reconcile || !operation.arguments || !attempt) {
+    return { kind: 'not_reconcilable', reason: 'unsupported_scope_version', message: `${record.operation} cannot be reconciled by this server` };
+  }
+  const answer: Reconciliation<unknown> = await operation.reconcile({
+    proposalId: record.id,
+    attemptId: attempt.id,
+    attemptNumber: attempt.number,
+    idempotencyKey: attempt.idempotencyKey,
+    arguments: freeze<unknown>(operation.arguments.parse(parseJson(record.argumentsJson))),
+  });
+  if (answer.kind === 'pending') return { kind: 'still_pending' };
+  const outcome: Outcome =
+    answer.kind === 'succeeded'
+      ? { kind: 'succeeded', result: parseJson(canonicalize(answer.result ?? null)) }
+      : { kind: 'terminal_failure', correlationId: newId('cor'), message: answer.message };
+  return inTransaction(ctx, async (t): Promise<ReconcileResult> => {
+    const now = ctx.clock.now();
+    const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'needs_reconciliation', attempt: attempt.number }, {
+      status: outcome.kind,
+      outcomeJson: canonicalize(outcome),
+      updatedAt: now,
+    });
+    if (!applied) return { kind: 'not_reconcilable', reason: 'replayed', message: 'another reconciliation came first' };
+    await t.tx.updateAttempt(record.tenant, attempt.id, 'needs_reconciliation', { status: 'completed', finishedAt: now });
+    const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: actor.id, attemptId: attempt.id };
+    await t.record({
+      ...base,
+      step: 'reconciled',
+      commandId: attempt.commandId,
+      digests: { approved: record.digest },
+      detail: { provider: answer.kind, idempotencyKey: attempt.idempotencyKey },
+    });
+    await t.record({ ...base, step: 'outcome', digests: { approved: record.digest }, detail: { outcome: outcome.kind } });
+    return { kind: 'reconciled', outcome };
+  });
+}

@@ -1,0 +1,25 @@
+/**
+ * countersign: the agent proposes, the application turns the proposal into a contract, a human
+ * approves the contract, the application executes it — exactly once, exactly as approved.
+ *
+ * @packageDocumentation
+ */
+
+// Canonical JSON, digests, seals and freezing.
+export * from './canonical/index.js';
+// Operations: definition, scope, authorization of a requested action.
+export * from './operation/index.js';
+// The lifecycle engine.
+export * from './engine/index.js';
+// The audit trail.
+export * from './audit/index.js';
+// The store interface (backends live at `countersign/sqlite`, …).
+export type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from './store/store.js';
+export {
+  type AttemptRecord,
+  type AttemptStatus,
+  FINAL_STATUSES,
+  PROPOSAL_FORMAT_VERSION,
+  type ProposalRecord,
+  type ProposalStatus,
+} from './store/records.js';

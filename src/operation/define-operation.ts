@@ -1,0 +1,310 @@
+import { z } from 'zod';
+import { CountersignError } from '../canonical/errors.js';
+import type { FieldRules } from '../canonical/scope-diff.js';
+import type { Actor } from './actor.js';
+import type { Outcome } from './outcome.js';
+
+/** `local` effects commit in the same transaction as their outcome; `external` ones call a provider. */
+export type Effect = 'local' | 'external';
+
+/** Facts the server owns about a proposal, handed to `prepare` and used to build the scope. */
+export interface ProposalFacts {
+  readonly tenant: string;
+  readonly section: string | null;
+  readonly resource: string;
+  readonly requestedBy: string;
+  readonly runId: string;
+  readonly operation: string;
+}
+
+/** A safe validation message for the model: it can correct its request within the same run. */
+export interface Rejection {
+  readonly kind: 'rejected';
+  readonly modelMessage: string;
+}
+
+/** What `prepare` returns on success: the typed arguments and the typed preview, from the same facts. */
+export interface Prepared<Args, Preview> {
+  readonly arguments: Args;
+  readonly preview: Preview;
+}
+
+/** Context for `prepare`: the server-owned facts and a way to refuse with safe text. */
+export interface PrepareContext extends ProposalFacts {
+  /** Refuse the request with text the model may read. Never include secrets. */
+  reject(modelMessage: string): Rejection;
+}
+
+/** The result of `revalidate`: still valid, or a safe reason why a new proposal is needed. */
+export type Revalidation = { readonly kind: 'valid' } | { readonly kind: 'revision_required'; readonly reason: string };
+
+/** Context for `revalidate`. */
+export interface RevalidateContext extends ProposalFacts {
+  readonly proposalId: string;
+  valid(): Revalidation;
+  revisionRequired(reason: string): Revalidation;
+}
+
+/** A statement made by an executor that a provider definitively refused: nothing happened. */
+export interface DefiniteFailure {
+  readonly kind: 'definite_failure';
+  readonly message: string;
+}
+
+/** Context for `execute`. External calls must go through {@link ExecuteContext.command}. */
+export interface ExecuteContext extends ProposalFacts {
+  readonly proposalId: string;
+  readonly attemptId: string;
+  readonly attemptNumber: number;
+  /** Derived from proposal id + attempt number: pass it to the provider on every external call. */
+  readonly idempotencyKey: string;
+  /**
+   * For `local` effects: the store's open transaction, in which the outcome will also commit.
+   * `undefined` for external effects.
+   */
+  readonly transaction: LocalTransaction | undefined;
+  /**
+   * The command guard. Rebuilds the requested scope from the real downstream request (through the
+   * operation's `commandScope`), checks it against the approved scope, and only then creates a
+   * command id and makes the call. A mismatch throws and no command exists.
+   */
+  command<C, R>(request: C, call: (request: C, meta: CommandMeta) => Promise<R> | R): Promise<R>;
+  /** Report that the provider definitively refused (nothing happened): a terminal failure. */
+  fail(message: string): DefiniteFailure;
+}
+
+/** Identity of one downstream call. */
+export interface CommandMeta {
+  readonly commandId: string;
+  readonly idempotencyKey: string;
+}
+
+/** The slice of a store transaction a local executor may use to write its effect. */
+export interface LocalTransaction {
+  run(sql: string, params?: readonly unknown[]): Promise<{ readonly changes: number }>;
+  all(sql: string, params?: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
+}
+
+/** What `reconcile` is given: the attempt left without an outcome. */
+export interface ReconcileAttempt<Args> {
+  readonly proposalId: string;
+  readonly attemptId: string;
+  readonly attemptNumber: number;
+  readonly idempotencyKey: string;
+  readonly arguments: Args;
+}
+
+/** The authoritative answer of the provider about one attempt. */
+export type Reconciliation<Result> =
+  | { readonly kind: 'succeeded'; readonly result: Result }
+  | { readonly kind: 'not_found'; readonly message: string }
+  | { readonly kind: 'pending' };
+
+/** Every part of one operation, defined in one place. Only `kind`, `scopeVersion` and `scope` are required. */
+export interface OperationDefinition<
+  ScopeSchema extends z.ZodType,
+  RequestSchema extends z.ZodType,
+  ArgsSchema extends z.ZodType,
+  Preview,
+  Result,
+> {
+  /** e.g. `invoice.pay`. Unique within an engine. */
+  readonly kind: string;
+  /** The version of the scope this code produces. */
+  readonly scopeVersion: number;
+  /** Versions this code can still approve and execute; defaults to `[scopeVersion]`. */
+  readonly supportedScopeVersions?: readonly number[];
+  /** The typed, strict scope: the authorization-relevant fields. */
+  readonly scope: ScopeSchema;
+  /** Set fields and redaction, keyed by field pattern (`recipients`, `customer.id`). */
+  readonly fields?: FieldRules;
+  /** Version of the preview (the view model a human reviews). */
+  readonly viewVersion?: number;
+  readonly effect?: Effect;
+  /** `low` operations may run in shadow mode; everything else is `high`. */
+  readonly impact?: 'high' | 'low';
+  /** How long a proposal stays approvable: `30m`, `2h`, `1d`, or milliseconds. */
+  readonly expiresIn?: string | number;
+  /** What the model may say. Strict: unknown keys are an error the model can correct. */
+  readonly request?: RequestSchema;
+  /** What execution needs, built by the application. */
+  readonly arguments?: ArgsSchema;
+  /** Request fields an operator may change in an edit (re-run through `prepare`, a new freeze). */
+  readonly editable?: readonly string[];
+  /** Builds the scope from arguments; defaults to `{ tenant, operation, ...arguments }`. */
+  readonly toScope?: (args: z.output<ArgsSchema>, facts: ProposalFacts) => unknown;
+  /** Resolves defaults and derived values from server-owned state. */
+  readonly prepare?: (
+    request: z.output<RequestSchema>,
+    ctx: PrepareContext,
+  ) => Promise<Prepared<z.output<ArgsSchema>, Preview> | Rejection>;
+  /** Whether this operator may approve this scope. Roles are checked by the caller's policy too. */
+  readonly authorize?: (actor: Actor, scope: z.output<ScopeSchema>) => boolean;
+  /** Checks current state before executing; a changed fact means a new proposal. */
+  readonly revalidate?: (args: z.output<ArgsSchema>, ctx: RevalidateContext) => Promise<Revalidation>;
+  /**
+   * Builds the raw requested scope from a real downstream request, for the command guard. It must
+   * carry every field of the request (rename what differs, spread the rest): an option the reviewer
+   * never saw then fails closed as `invalid_requested_scope`. Defaults to `toScope(request)`.
+   */
+  readonly commandScope?: (request: never, facts: ProposalFacts) => unknown;
+  /** Performs the effect. External calls go through `ctx.command`. */
+  readonly execute?: (args: z.output<ArgsSchema>, ctx: ExecuteContext) => Promise<Result | DefiniteFailure>;
+  /** Looks an attempt up by its idempotency key at the provider. Required for external effects. */
+  readonly reconcile?: (attempt: ReconcileAttempt<z.output<ArgsSchema>>) => Promise<Reconciliation<Result>>;
+  /** Safe text for the next model turn. */
+  readonly handback?: (outcome: Outcome<Result>) => string;
+}
+
+/**
+ * A defined operation: the definition, frozen, with defaults applied. Type parameters carry the
+ * typed scope, request, arguments, preview and result through the engine.
+ */
+export interface Operation<
+  Scope = unknown,
+  Request = unknown,
+  Args = unknown,
+  Preview = unknown,
+  Result = unknown,
+> {
+  readonly kind: string;
+  readonly scopeVersion: number;
+  readonly supportedScopeVersions: readonly number[];
+  readonly scope: z.ZodType<Scope>;
+  readonly fields: FieldRules;
+  readonly viewVersion: number;
+  readonly effect: Effect;
+  readonly impact: 'high' | 'low';
+  readonly expiresInMs: number;
+  readonly request: z.ZodType<Request> | undefined;
+  readonly arguments: z.ZodType<Args> | undefined;
+  readonly editable: readonly string[];
+  readonly toScope: (args: Args, facts: ProposalFacts) => unknown;
+  readonly prepare: ((request: Request, ctx: PrepareContext) => Promise<Prepared<Args, Preview> | Rejection>) | undefined;
+  readonly authorize: (actor: Actor, scope: Scope) => boolean;
+  readonly revalidate: ((args: Args, ctx: RevalidateContext) => Promise<Revalidation>) | undefined;
+  readonly commandScope: ((request: never, facts: ProposalFacts) => unknown) | undefined;
+  readonly execute: ((args: Args, ctx: ExecuteContext) => Promise<Result | DefiniteFailure>) | undefined;
+  readonly reconcile: ((attempt: ReconcileAttempt<Args>) => Promise<Reconciliation<Result>>) | undefined;
+  handback(outcome: Outcome<Result>): string;
+}
+
+/** An operation of any types, as the engine holds them. */
+// biome-ignore lint/suspicious/noExplicitAny: the engine is generic over every operation's types; each call re-parses through the operation's own schemas.
+export type AnyOperation = Operation<any, any, any, any, any>;
+
+/** Thrown for a definition that can never work (a bug in the caller's code, found at startup). */
+export class OperationDefinitionError extends CountersignError {}
+
+const DURATION = /^(\d+)(ms|s|m|h|d)$/;
+const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Parses `30m`, `2h`, `1d`, `45s`, `500ms` (or a number of milliseconds) into milliseconds. */
+export function parseDuration(value: string | number): number {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value <= 0) throw new OperationDefinitionError(`expiresIn: ${value} is not a positive whole number of milliseconds`);
+    return value;
+  }
+  const match = DURATION.exec(value);
+  if (!match) throw new OperationDefinitionError(`expiresIn: "${value}" is not a duration like 30m, 2h or 1d`);
+  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+}
+
+function defaultHandback(outcome: Outcome): string {
+  switch (outcome.kind) {
+    case 'succeeded':
+      return 'The approved operation succeeded.';
+    case 'needs_reconciliation':
+      return 'The provider did not confirm the operation; it is being reconciled. Do not retry it.';
+    case 'revision_required':
+      return `The operation was not executed: ${outcome.reason} A new proposal is needed.`;
+    case 'terminal_failure':
+      return `The operation failed and will not be retried (correlation id ${outcome.correlationId}).`;
+  }
+}
+
+/**
+ * Defines one operation: everything about one kind of effect an assistant may propose, in one
+ * object. The scope schema must be strict (unknown keys are an error, never stripped).
+ *
+ * @example
+ * const payInvoice = defineOperation({
+ *   kind: 'invoice.pay',
+ *   scopeVersion: 1,
+ *   scope: z.strictObject({ tenant: z.string(), operation: z.literal('invoice.pay'),
+ *     invoice_id: z.string(), destination_account_id: z.string(),
+ *     amount_minor: minorUnits(), currency: currencyCode() }),
+ *   fields: { destination_account_id: { redact: last4 } },
+ * });
+ */
+export function defineOperation<
+  ScopeSchema extends z.ZodType,
+  RequestSchema extends z.ZodType = z.ZodNever,
+  ArgsSchema extends z.ZodType = z.ZodNever,
+  Preview = unknown,
+  Result = unknown,
+>(
+  definition: OperationDefinition<ScopeSchema, RequestSchema, ArgsSchema, Preview, Result>,
+): Operation<z.output<ScopeSchema>, z.output<RequestSchema>, z.output<ArgsSchema>, Preview, Result> {
+  const d = definition;
+  if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(d.kind)) {
+    throw new OperationDefinitionError(`kind: "${d.kind}" must be dotted lower-case words like invoice.pay`);
+  }
+  if (!Number.isSafeInteger(d.scopeVersion) || d.scopeVersion < 1) {
+    throw new OperationDefinitionError(`${d.kind}: scopeVersion must be a positive integer`);
+  }
+  assertStrict(d.kind, 'scope', d.scope);
+  if (d.request) assertStrict(d.kind, 'request', d.request);
+  if (d.arguments) assertStrict(d.kind, 'arguments', d.arguments);
+  const effect = d.effect ?? 'local';
+  if (d.execute && effect === 'external' && !d.reconcile) {
+    throw new OperationDefinitionError(`${d.kind}: an external effect needs reconcile (a lost response must be looked up, never retried)`);
+  }
+  if (d.execute && (!d.prepare || !d.request || !d.arguments)) {
+    throw new OperationDefinitionError(`${d.kind}: an executable operation needs request, arguments and prepare`);
+  }
+  for (const field of d.editable ?? []) {
+    if (d.request && d.request instanceof z.ZodObject && !(field in d.request.shape)) {
+      throw new OperationDefinitionError(`${d.kind}: editable field "${field}" is not a request field`);
+    }
+  }
+  const supported = d.supportedScopeVersions ?? [d.scopeVersion];
+  if (!supported.includes(d.scopeVersion)) {
+    throw new OperationDefinitionError(`${d.kind}: supportedScopeVersions must include scopeVersion ${d.scopeVersion}`);
+  }
+  type Args = z.output<ArgsSchema>;
+  const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result> = {
+    kind: d.kind,
+    scopeVersion: d.scopeVersion,
+    supportedScopeVersions: Object.freeze([...supported]),
+    scope: d.scope as z.ZodType<z.output<ScopeSchema>>,
+    fields: Object.freeze({ ...(d.fields ?? {}) }),
+    viewVersion: d.viewVersion ?? 1,
+    effect,
+    impact: d.impact ?? 'high',
+    expiresInMs: parseDuration(d.expiresIn ?? '30m'),
+    request: d.request as z.ZodType<z.output<RequestSchema>> | undefined,
+    arguments: d.arguments as z.ZodType<Args> | undefined,
+    editable: Object.freeze([...(d.editable ?? [])]),
+    toScope:
+      d.toScope ?? ((args: Args, facts: ProposalFacts) => ({ tenant: facts.tenant, operation: facts.operation, ...(args as object) })),
+    prepare: d.prepare,
+    authorize: d.authorize ?? (() => true),
+    revalidate: d.revalidate,
+    commandScope: d.commandScope,
+    execute: d.execute,
+    reconcile: d.reconcile,
+    handback: d.handback ?? defaultHandback,
+  };
+  return Object.freeze(operation);
+}
+
+// Unknown keys must be an error the model (or executor) can see, never silently stripped or merged.
+function assertStrict(kind: string, part: string, schema: z.ZodType): void {
+  if (schema instanceof z.ZodObject) {
+    const catchall = schema.def.catchall;
+    if (!catchall || !(catchall instanceof z.ZodNever)) {
+      throw new OperationDefinitionError(`${kind}: the ${part} schema must be z.strictObject (unknown keys are an error)`);
+    }
+  }
+}

@@ -1,0 +1,34 @@
+export type { Actor } from './actor.js';
+export {
+  type ApprovedScope,
+  authorizeExecution,
+  type ExecutionDecision,
+  type ExecutionDenialReason,
+} from './authorize-execution.js';
+export {
+  type AnyOperation,
+  type CommandMeta,
+  type DefiniteFailure,
+  defineOperation,
+  type Effect,
+  type ExecuteContext,
+  type LocalTransaction,
+  type Operation,
+  type OperationDefinition,
+  OperationDefinitionError,
+  type PrepareContext,
+  type Prepared,
+  type ProposalFacts,
+  parseDuration,
+  type ReconcileAttempt,
+  type Reconciliation,
+  type Rejection,
+  type RevalidateContext,
+  type Revalidation,
+} from './define-operation.js';
+export { currencyCode, minorUnits } from './fields.js';
+export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
+export { formatMoney, type Money, money } from './money.js';
+export type { Outcome, OutcomeKind } from './outcome.js';
+export { type DenialReason, isReason, REASONS, type Reason } from './reasons.js';
+export { type BuiltScope, buildScope, type InvalidScope, normalizeSets } from './scope.js';

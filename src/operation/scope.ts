@@ -1,0 +1,64 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { type Digest, digestCanonical } from '../canonical/digest.js';
+import { parseJson } from '../canonical/parse-json.js';
+import type { FieldRules } from '../canonical/scope-diff.js';
+import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
+import type { AnyOperation } from './define-operation.js';
+import { type InputIssue, toInputIssues } from './issues.js';
+
+/** A scope that parsed through its operation's schema, normalized, canonicalized and digested. */
+export interface BuiltScope<Scope = unknown> {
+  readonly kind: 'ok';
+  readonly scope: Scope;
+  readonly canonical: string;
+  readonly digest: Digest;
+}
+
+/** The raw value is not a valid scope of the operation; every issue names its field. */
+export interface InvalidScope {
+  readonly kind: 'invalid';
+  readonly issues: readonly InputIssue[];
+}
+
+/**
+ * Parses a raw value through the operation's strict scope schema, then normalizes it: fields
+ * declared `set` are deduplicated and sorted (membership is scope, order is not); sequences keep
+ * their order. Unknown, missing and ill-typed fields are issues, never stripped or merged.
+ */
+export function buildScope(operation: AnyOperation, raw: unknown): BuiltScope | InvalidScope {
+  const parsed = operation.scope.safeParse(raw);
+  if (!parsed.success) return { kind: 'invalid', issues: toInputIssues(parsed.error) };
+  let canonical: string;
+  try {
+    canonical = canonicalize(normalizeSets(parsed.data, operation.fields));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { kind: 'invalid', issues: [{ path: '$', message }] };
+  }
+  return { kind: 'ok', scope: parseJson(canonical), canonical, digest: digestCanonical(canonical) };
+}
+
+/** Returns a copy of `value` whose `set` fields are deduplicated and sorted by canonical JSON. */
+export function normalizeSets(value: unknown, rules: FieldRules, path = '$'): unknown {
+  const rule = rules[fieldPattern(path)];
+  if (Array.isArray(value)) {
+    const items = value.map((item, i) => normalizeSets(item, rules, indexPath(path, i)));
+    if (!rule?.set) return items;
+    const byKey = new Map<string, unknown>();
+    for (const item of items) byKey.set(canonicalize(item), item);
+    return [...byKey.keys()].sort().map((key) => byKey.get(key));
+  }
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of Object.entries(value)) {
+      Object.defineProperty(out, key, {
+        value: normalizeSets(child, rules, childPath(path, key)),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,108 @@
+import type { Outcome } from '../operation/outcome.js';
+
+/** Where a proposal is in its lifecycle. */
+export type ProposalStatus =
+  | 'pending'
+  | 'executing'
+  | 'succeeded'
+  | 'needs_reconciliation'
+  | 'revision_required'
+  | 'terminal_failure'
+  | 'declined'
+  | 'superseded'
+  | 'expired';
+
+/** Statuses a proposal never leaves. */
+export const FINAL_STATUSES: readonly ProposalStatus[] = [
+  'succeeded',
+  'revision_required',
+  'terminal_failure',
+  'declined',
+  'superseded',
+  'expired',
+];
+
+/** The stored proposal format this code writes. Older formats keep their fixtures forever. */
+export const PROPOSAL_FORMAT_VERSION = 1;
+
+/**
+ * The durable proposal, as a store persists it. JSON parts are stored as canonical JSON text so
+ * digests can be recomputed from exactly what is stored.
+ */
+export interface ProposalRecord {
+  readonly formatVersion: number;
+  readonly tenant: string;
+  readonly id: string;
+  readonly runId: string;
+  readonly section: string | null;
+  readonly resource: string;
+  readonly requestedBy: string;
+  readonly operation: string;
+  readonly scopeVersion: number;
+  readonly viewVersion: number;
+  /** Canonical JSON of the model's parsed request (kept for edits). */
+  readonly requestJson: string;
+  readonly argumentsJson: string;
+  readonly scopeJson: string;
+  readonly scopeDigest: string;
+  readonly previewJson: string;
+  /** The contract digest: what a human sees, approves and what every log line shortens. */
+  readonly digest: string;
+  /** HMAC-SHA-256 over the contract with the server key, or null without a key. */
+  readonly seal: string | null;
+  readonly status: ProposalStatus;
+  readonly createdAt: number;
+  readonly expiresAt: number;
+  readonly supersedes: string | null;
+  readonly supersededBy: string | null;
+  readonly decidedBy: string | null;
+  readonly decidedAt: number | null;
+  /** `exact` for a human approval of this digest; `grant` when a grant approved it. */
+  readonly approvalKind: 'exact' | 'grant' | null;
+  readonly grantId: string | null;
+  /** Declined/expired note or the reason an edit gave. */
+  readonly decisionNote: string | null;
+  readonly currentAttempt: number;
+  readonly outcomeJson: string | null;
+  readonly updatedAt: number;
+}
+
+/** Fields of a proposal that change after it is created. */
+export type ProposalPatch = Partial<
+  Pick<
+    ProposalRecord,
+    | 'status'
+    | 'supersededBy'
+    | 'decidedBy'
+    | 'decidedAt'
+    | 'approvalKind'
+    | 'grantId'
+    | 'decisionNote'
+    | 'currentAttempt'
+    | 'outcomeJson'
+    | 'updatedAt'
+  >
+>;
+
+/** Where an attempt is. `executing` attempts hold a lease. */
+export type AttemptStatus = 'executing' | 'completed' | 'needs_reconciliation';
+
+/** One claimed execution of an approved proposal. */
+export interface AttemptRecord {
+  readonly tenant: string;
+  readonly id: string;
+  readonly proposalId: string;
+  readonly number: number;
+  readonly idempotencyKey: string;
+  readonly status: AttemptStatus;
+  readonly leaseUntil: number;
+  readonly commandId: string | null;
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
+}
+
+/** Fields of an attempt that change. */
+export type AttemptPatch = Partial<Pick<AttemptRecord, 'status' | 'leaseUntil' | 'commandId' | 'finishedAt'>>;
+
+/** Re-export for stores that persist outcomes. */
+export type { Outcome };

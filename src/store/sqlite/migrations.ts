@@ -1,0 +1,44 @@
+/** Versioned schema migrations of the SQLite store. Never edit a released one: add the next. */
+export const SQLITE_MIGRATIONS: readonly { readonly version: number; readonly name: string; readonly sql: string }[] = [
+  {
+    version: 1,
+    name: 'proposals, attempts, audit',
+    sql: `
+CREATE TABLE countersign_proposals (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, format_version INTEGER NOT NULL, run_id TEXT NOT NULL,
+  section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL, operation TEXT NOT NULL,
+  scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL, request_json TEXT NOT NULL,
+  arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL, scope_digest TEXT NOT NULL,
+  preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT, status TEXT NOT NULL,
+  created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, supersedes TEXT, superseded_by TEXT,
+  decided_by TEXT, decided_at INTEGER, approval_kind TEXT, grant_id TEXT, decision_note TEXT,
+  current_attempt INTEGER NOT NULL, outcome_json TEXT, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+CREATE UNIQUE INDEX countersign_proposals_public_id ON countersign_proposals (id);
+CREATE INDEX countersign_proposals_by_status ON countersign_proposals (tenant, status, created_at, id);
+CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at);
+CREATE INDEX countersign_proposals_expiry ON countersign_proposals (status, expires_at);
+CREATE TABLE countersign_attempts (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, proposal_id TEXT NOT NULL, number INTEGER NOT NULL,
+  idempotency_key TEXT NOT NULL, status TEXT NOT NULL, lease_until INTEGER NOT NULL,
+  command_id TEXT, started_at INTEGER NOT NULL, finished_at INTEGER,
+  PRIMARY KEY (tenant, id),
+  UNIQUE (tenant, proposal_id, number),
+  UNIQUE (idempotency_key)
+) WITHOUT ROWID;
+CREATE INDEX countersign_attempts_leases ON countersign_attempts (status, lease_until);
+CREATE TABLE countersign_audit_events (
+  tenant TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL, proposal_id TEXT NOT NULL,
+  attempt_id TEXT, run_id TEXT NOT NULL, step TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT,
+  digests_json TEXT NOT NULL, command_id TEXT, detail_json TEXT NOT NULL, at INTEGER NOT NULL,
+  leaf_hash TEXT NOT NULL, chain_hash TEXT NOT NULL, seal TEXT,
+  PRIMARY KEY (tenant, seq)
+) WITHOUT ROWID;
+CREATE INDEX countersign_audit_by_proposal ON countersign_audit_events (tenant, proposal_id, seq);
+CREATE TABLE countersign_audit_heads (
+  tenant TEXT PRIMARY KEY, seq INTEGER NOT NULL, chain_hash TEXT NOT NULL
+) WITHOUT ROWID;
+`,
+  },
+];

@@ -1,0 +1,296 @@
+import { createRequire } from 'node:module';
+import type { AuditEvent, ChainHead } from '../../audit/event.js';
+import { parseJson } from '../../canonical/parse-json.js';
+import type { LocalTransaction } from '../../operation/define-operation.js';
+import type { AttemptPatch, AttemptRecord, AttemptStatus, ProposalRecord, ProposalStatus } from '../records.js';
+import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, columnOf, fromRow, PROPOSAL_COLUMNS, toRow } from '../sql-columns.js';
+import type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from '../store.js';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+// The slice of better-sqlite3 this backend uses, declared here so the core never needs its types.
+interface SqliteStatement {
+  run(...params: unknown[]): { changes: number };
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+}
+/** The slice of a better-sqlite3 `Database` the SQLite store uses. */
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): unknown;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  close(): unknown;
+  readonly inTransaction: boolean;
+}
+type SqliteConstructor = new (path: string, options?: { timeout?: number }) => SqliteDatabase;
+
+/** Options of {@link SqliteStore}. */
+export interface SqliteStoreOptions {
+  /** A database file (created if missing), or `:memory:`. */
+  readonly path?: string;
+  /** An open better-sqlite3 database to use instead of `path` (the caller closes it). */
+  readonly database?: SqliteDatabase;
+  /** How long to wait for another process's write lock, in ms (default 10 000). */
+  readonly busyTimeoutMs?: number;
+  /** `NORMAL` (default; durable at checkpoints, safe in WAL) or `FULL` (durable at every commit). */
+  readonly synchronous?: 'NORMAL' | 'FULL';
+}
+
+/** Serializes async work on the one connection, so a transaction spanning awaits is never interleaved. */
+class Mutex {
+  #tail: Promise<void> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(fn);
+    this.#tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+const CAPABILITIES: StoreCapabilities = Object.freeze({ name: 'sqlite', multiProcess: true });
+
+/**
+ * The embedded default store: one SQLite file in WAL mode through better-sqlite3. Several
+ * processes may share the file; every write transaction is `BEGIN IMMEDIATE`, so a claim is one
+ * atomic compare-and-set across them.
+ *
+ * @example
+ * const store = new SqliteStore({ path: 'app.db' });
+ * const engine = await createEngine({ store, operations: [payInvoice] });
+ */
+export class SqliteStore implements Store {
+  readonly capabilities = CAPABILITIES;
+  readonly #db: SqliteDatabase;
+  readonly #ownsDb: boolean;
+  readonly #mutex = new Mutex();
+  readonly #statements = new Map<string, SqliteStatement>();
+  readonly #tx: StoreTransaction;
+  #closed = false;
+
+  constructor(options: SqliteStoreOptions = {}) {
+    if (options.database) {
+      this.#db = options.database;
+      this.#ownsDb = false;
+    } else {
+      const Database = createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
+      this.#db = new Database(options.path ?? 'countersign.db', { timeout: options.busyTimeoutMs ?? 10_000 });
+      this.#ownsDb = true;
+    }
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
+    this.#db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+    this.#db.pragma('foreign_keys = ON');
+    this.#tx = this.#makeTransaction();
+  }
+
+  /** The underlying connection, for the application's own local-effect tables. */
+  get database(): SqliteDatabase {
+    return this.#db;
+  }
+
+  #stmt(sql: string): SqliteStatement {
+    let s = this.#statements.get(sql);
+    if (!s) {
+      s = this.#db.prepare(sql);
+      this.#statements.set(sql, s);
+    }
+    return s;
+  }
+
+  async migrate(): Promise<void> {
+    await this.#mutex.run(async () => {
+      this.#db.exec('BEGIN IMMEDIATE');
+      try {
+        this.#db.exec(
+          'CREATE TABLE IF NOT EXISTS countersign_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+        );
+        const applied = new Set(
+          (this.#db.prepare('SELECT version FROM countersign_migrations').all() as { version: number }[]).map((r) => r.version),
+        );
+        for (const m of SQLITE_MIGRATIONS) {
+          if (applied.has(m.version)) continue;
+          this.#db.exec(m.sql);
+          this.#db.prepare('INSERT INTO countersign_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+        }
+        this.#db.exec('COMMIT');
+      } catch (error) {
+        if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+  }
+
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.#mutex.run(async () => {
+      if (this.#closed) throw new Error('the SQLite store is closed');
+      this.#stmt('BEGIN IMMEDIATE').run();
+      try {
+        const result = await fn(this.#tx);
+        this.#stmt('COMMIT').run();
+        return result;
+      } catch (error) {
+        if (this.#db.inTransaction) this.#stmt('ROLLBACK').run();
+        throw error;
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#mutex.run(async () => {
+      if (this.#closed) return;
+      this.#closed = true;
+      if (this.#ownsDb) this.#db.close();
+    });
+  }
+
+  #makeTransaction(): StoreTransaction {
+    const stmt = (sql: string) => this.#stmt(sql);
+    const proposalCols = PROPOSAL_COLUMNS.map(([, c]) => c);
+    const attemptCols = ATTEMPT_COLUMNS.map(([, c]) => c);
+    const auditCols = AUDIT_COLUMNS.map(([, c]) => c);
+    const insertProposal = `INSERT INTO countersign_proposals (${proposalCols.join(', ')}) VALUES (${proposalCols.map(() => '?').join(', ')})`;
+    const insertAttempt = `INSERT INTO countersign_attempts (${attemptCols.join(', ')}) VALUES (${attemptCols.map(() => '?').join(', ')})`;
+    const insertAudit = `INSERT INTO countersign_audit_events (${auditCols.join(', ')}) VALUES (${auditCols.map(() => '?').join(', ')})`;
+    const proposal = (row: unknown) => (row ? fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>) : undefined);
+    const attempt = (row: unknown) => fromRow<AttemptRecord>(ATTEMPT_COLUMNS, row as Record<string, unknown>);
+    const local: LocalTransaction = {
+      run: async (sql, params = []) => ({ changes: stmt(sql).run(...params).changes }),
+      all: async (sql, params = []) => stmt(sql).all(...params) as Record<string, unknown>[],
+    };
+    return {
+      local,
+      insertProposal: async (record) => {
+        stmt(insertProposal).run(...toRow(PROPOSAL_COLUMNS, record));
+      },
+      getProposal: async (tenant, id) => proposal(stmt('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?').get(tenant, id)),
+      listProposals: async (tenant, query) => listProposals(stmt, tenant, query),
+      updateProposal: async (tenant, id, expected, patch) => {
+        const { sets, values } = assignments(PROPOSAL_COLUMNS, patch as Record<string, unknown>);
+        if (sets.length === 0) throw new Error('updateProposal: empty patch');
+        const attemptClause = expected.attempt === undefined ? '' : ' AND current_attempt = ?';
+        const params = [...values, tenant, id, expected.status, ...(expected.attempt === undefined ? [] : [expected.attempt])];
+        const sql = `UPDATE countersign_proposals SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?${attemptClause}`;
+        return stmt(sql).run(...params).changes === 1;
+      },
+      listExpired: async (now, limit) =>
+        stmt("SELECT tenant, id FROM countersign_proposals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?").all(now, limit) as {
+          tenant: string;
+          id: string;
+        }[],
+      insertAttempt: async (record) => {
+        stmt(insertAttempt).run(...toRow(ATTEMPT_COLUMNS, record));
+      },
+      getAttempt: async (tenant, id) => {
+        const row = stmt('SELECT * FROM countersign_attempts WHERE tenant = ? AND id = ?').get(tenant, id);
+        return row ? attempt(row) : undefined;
+      },
+      listAttempts: async (tenant, proposalId) =>
+        stmt('SELECT * FROM countersign_attempts WHERE tenant = ? AND proposal_id = ? ORDER BY number').all(tenant, proposalId).map(attempt),
+      updateAttempt: async (tenant, id, expectedStatus: AttemptStatus, patch: AttemptPatch) => {
+        const { sets, values } = assignments(ATTEMPT_COLUMNS, patch as Record<string, unknown>);
+        const sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?`;
+        return stmt(sql).run(...values, tenant, id, expectedStatus).changes === 1;
+      },
+      listExpiredLeases: async (now, limit) =>
+        stmt("SELECT * FROM countersign_attempts WHERE status = 'executing' AND lease_until < ? ORDER BY lease_until LIMIT ?").all(now, limit).map(attempt),
+      appendAudit: async (tenant, build) => {
+        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(tenant) as
+          | { seq: number; chain_hash: string }
+          | undefined;
+        const event = build(head ? { seq: head.seq, chainHash: head.chain_hash } : undefined);
+        stmt(insertAudit).run(...auditRow(event));
+        stmt(
+          'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash',
+        ).run(tenant, event.seq, event.chainHash);
+        return event;
+      },
+      listAudit: async (tenant, query) => {
+        const rows = query.proposalId
+          ? stmt('SELECT * FROM countersign_audit_events WHERE tenant = ? AND proposal_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+              tenant,
+              query.proposalId,
+              query.afterSeq ?? 0,
+              query.limit,
+            )
+          : stmt('SELECT * FROM countersign_audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?').all(tenant, query.afterSeq ?? 0, query.limit);
+        return rows.map((r) => auditFromRow(r as Record<string, unknown>));
+      },
+      auditHead: async (tenant) => {
+        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(tenant) as
+          | { seq: number; chain_hash: string }
+          | undefined;
+        return head ? ({ seq: head.seq, chainHash: head.chain_hash } satisfies ChainHead) : undefined;
+      },
+      auditTenants: async () =>
+        (stmt('SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant').all() as { tenant: string }[]).map((r) => r.tenant),
+    };
+  }
+}
+
+function assignments(columns: readonly (readonly [string, string])[], patch: Record<string, unknown>) {
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    sets.push(`${columnOf(columns, field)} = ?`);
+    values.push(value);
+  }
+  return { sets, values };
+}
+
+function listProposals(stmt: (sql: string) => SqliteStatement, tenant: string, query: ProposalQuery): ProposalRecord[] {
+  const where = ['tenant = ?'];
+  const params: unknown[] = [tenant];
+  if (query.status !== undefined) {
+    const statuses: readonly ProposalStatus[] = typeof query.status === 'string' ? [query.status] : query.status;
+    where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
+    params.push(...statuses);
+  }
+  if (query.runId !== undefined) {
+    where.push('run_id = ?');
+    params.push(query.runId);
+  }
+  if (query.operation !== undefined) {
+    where.push('operation = ?');
+    params.push(query.operation);
+  }
+  if (query.before) {
+    where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+    params.push(query.before.createdAt, query.before.createdAt, query.before.id);
+  }
+  const sql = `SELECT * FROM countersign_proposals WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`;
+  return stmt(sql)
+    .all(...params, query.limit)
+    .map((row) => fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>));
+}
+
+/** Row values of an audit event, in {@link AUDIT_COLUMNS} order. */
+export function auditRow(e: AuditEvent): unknown[] {
+  return [
+    e.tenant, e.seq, e.id, e.proposalId, e.attemptId, e.runId, e.step, e.actor, e.reason,
+    JSON.stringify(e.digests), e.commandId, JSON.stringify(e.detail), e.at, e.leafHash, e.chainHash, e.seal,
+  ];
+}
+
+/** An audit event from a stored row (JSON parts parsed strictly). */
+export function auditFromRow(row: Record<string, unknown>): AuditEvent {
+  return {
+    tenant: String(row['tenant']),
+    seq: Number(row['seq']),
+    id: String(row['id']),
+    proposalId: String(row['proposal_id']),
+    attemptId: (row['attempt_id'] as string | null) ?? null,
+    runId: String(row['run_id']),
+    step: row['step'] as AuditEvent['step'],
+    actor: String(row['actor']),
+    reason: (row['reason'] as string | null) ?? null,
+    digests: parseJson(String(row['digests_json'])) as AuditEvent['digests'],
+    commandId: (row['command_id'] as string | null) ?? null,
+    detail: parseJson(String(row['detail_json'])) as AuditEvent['detail'],
+    at: Number(row['at']),
+    leafHash: String(row['leaf_hash']),
+    chainHash: String(row['chain_hash']),
+    seal: (row['seal'] as string | null) ?? null,
+  };
+}

@@ -1,0 +1,84 @@
+import type { AuditEvent, ChainHead } from '../audit/event.js';
+import type { LocalTransaction } from '../operation/define-operation.js';
+import type {
+  AttemptPatch,
+  AttemptRecord,
+  AttemptStatus,
+  ProposalPatch,
+  ProposalRecord,
+  ProposalStatus,
+} from './records.js';
+
+/** How a query of proposals is narrowed and paged. Results are newest first. */
+export interface ProposalQuery {
+  readonly status?: ProposalStatus | readonly ProposalStatus[];
+  readonly runId?: string;
+  readonly operation?: string;
+  readonly limit: number;
+  /** Return proposals created before this (createdAt, id) position. */
+  readonly before?: { readonly createdAt: number; readonly id: string };
+}
+
+/** What differs between backends, named in one place. */
+export interface StoreCapabilities {
+  readonly name: string;
+  /** True when several processes/servers may share the store (claims stay atomic across them). */
+  readonly multiProcess: boolean;
+}
+
+/**
+ * A store persists proposals, attempts and audit events. The engine never imports a backend; a
+ * backend implements this interface in its own folder and passes the conformance suite in
+ * `countersign/testing`.
+ */
+export interface Store {
+  readonly capabilities: StoreCapabilities;
+  /** Applies pending migrations. Safe to call on every start. */
+  migrate(): Promise<void>;
+  /**
+   * Runs `fn` in one serializable write transaction (SQLite: BEGIN IMMEDIATE). Commits when `fn`
+   * resolves, rolls back when it throws.
+   */
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  /** Finishes in-flight transactions and closes the connection(s). */
+  close(): Promise<void>;
+}
+
+/** The operations available inside a store transaction. Every query names its tenant. */
+export interface StoreTransaction {
+  /** Raw SQL for local effects that must commit with their outcome (`?` placeholders). */
+  readonly local: LocalTransaction;
+  insertProposal(record: ProposalRecord): Promise<void>;
+  getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined>;
+  listProposals(tenant: string, query: ProposalQuery): Promise<ProposalRecord[]>;
+  /**
+   * Compare-and-set: applies `patch` only when the proposal is in `expectedStatus` (and, when
+   * given, at `expectedAttempt`). Returns whether it applied.
+   */
+  updateProposal(
+    tenant: string,
+    id: string,
+    expected: { readonly status: ProposalStatus; readonly attempt?: number },
+    patch: ProposalPatch,
+  ): Promise<boolean>;
+  /** Pending proposals whose expiry is at or before `now`, across tenants, oldest first. */
+  listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]>;
+  insertAttempt(record: AttemptRecord): Promise<void>;
+  getAttempt(tenant: string, id: string): Promise<AttemptRecord | undefined>;
+  listAttempts(tenant: string, proposalId: string): Promise<AttemptRecord[]>;
+  /** Compare-and-set on an attempt's status. */
+  updateAttempt(tenant: string, id: string, expectedStatus: AttemptStatus, patch: AttemptPatch): Promise<boolean>;
+  /** `executing` attempts whose lease ended before `now`, across tenants. */
+  listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]>;
+  /**
+   * Appends one audit event to its tenant's chain. `build` receives the current head (locked until
+   * commit) and returns the chained event.
+   */
+  appendAudit(tenant: string, build: (head: ChainHead | undefined) => AuditEvent): Promise<AuditEvent>;
+  /** A tenant's events in chain order; `proposalId` narrows to one proposal. */
+  listAudit(tenant: string, query: { readonly proposalId?: string; readonly afterSeq?: number; readonly limit: number }): Promise<AuditEvent[]>;
+  /** The head of a tenant's chain as stored. */
+  auditHead(tenant: string): Promise<ChainHead | undefined>;
+  /** Every tenant that has audit events. */
+  auditTenants(): Promise<string[]>;
+}

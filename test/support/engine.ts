@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
+import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+
+/** A clock the test moves by hand. */
+export class ManualClock {
+  constructor(public time = Date.UTC(2026, 10, 29, 12, 0, 0)) {}
+  now(): number {
+    return this.time;
+  }
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+export const agent = (tenant = 'acme'): Actor => ({ id: `agent:${tenant}-assistant`, tenant, kind: 'agent', roles: [] });
+export const approver = (tenant = 'acme', name = 'ada'): Actor => ({ id: `user:${name}@${tenant}.test`, tenant, kind: 'operator', roles: ['approver'] });
+export const viewer = (tenant = 'acme'): Actor => ({ id: `user:viewer@${tenant}.test`, tenant, kind: 'operator', roles: ['viewer'] });
+
+/** A temporary directory removed by `cleanup`. */
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'countersign-test-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Harness {
+  readonly engine: Engine;
+  readonly world: DemoWorld;
+  readonly clock: ManualClock;
+  readonly store: SqliteStore;
+  readonly dbPath: string;
+  close(): Promise<void>;
+}
+
+/** An engine on a real SQLite file in a temp dir, with the demo operations and a manual clock. */
+export async function harness(options: Partial<EngineOptions> & { world?: DemoWorld } = {}): Promise<Harness> {
+  const { dir, cleanup } = tempDir();
+  const dbPath = join(dir, 'test.db');
+  const store = new SqliteStore({ path: dbPath });
+  const clock = new ManualClock();
+  const world = options.world ?? demoWorld();
+  const engine = await createEngine({ store, operations: demoOperations(world), clock, ...options });
+  return {
+    engine,
+    world,
+    clock,
+    store,
+    dbPath,
+    close: async () => {
+      await engine.close();
+      cleanup();
+    },
+  };
+}
+
+/** Proposes the note's 240.49 USD invoice payment for a tenant. */
+export async function proposePayment(engine: Engine, tenant = 'acme', invoice = 'inv-104', runId = 'run-1') {
+  const result = await engine.propose({
+    operation: 'invoice.pay',
+    request: { invoice_id: invoice },
+    tenant,
+    resource: `invoice:${invoice}`,
+    requestedBy: agent(tenant).id,
+    runId,
+  });
+  if (result.kind !== 'proposed') throw new Error(`expected proposed, got ${result.kind}: ${result.modelMessage}`);
+  return result.proposal;
+}
