@@ -1,0 +1,1 @@
+export { type ConformanceCase, sampleProposal, storeConformance } from './store-conformance.js';

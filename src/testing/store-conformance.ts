@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { chainEvent } from '../audit/chain.js';
+import type { AuditEventDraft } from '../audit/event.js';
+import { PROPOSAL_FORMAT_VERSION, type AttemptRecord, type ProposalRecord } from '../store/records.js';
+import type { Store } from '../store/store.js';
+
+/** One behaviour every store must have; run each with your test framework's `it`/`test`. */
+export interface ConformanceCase {
+  readonly name: string;
+  run(): Promise<void>;
+}
+
+let sequence = 0;
+
+/** A valid proposal record for store tests (not a real contract: stores never judge digests). */
+export function sampleProposal(overrides: Partial<ProposalRecord> = {}): ProposalRecord {
+  sequence++;
+  return {
+    formatVersion: PROPOSAL_FORMAT_VERSION,
+    tenant: 'acme',
+    id: `prp_conformance${String(sequence).padStart(12, '0')}`,
+    runId: 'run-1',
+    section: 'payables',
+    resource: 'invoice:inv-104',
+    requestedBy: 'agent:acme',
+    operation: 'invoice.pay',
+    scopeVersion: 1,
+    viewVersion: 1,
+    requestJson: '{"invoice_id":"inv-104"}',
+    argumentsJson: '{"amount_minor":24049}',
+    scopeJson: '{"amount_minor":24049,"tenant":"acme"}',
+    scopeDigest: 'b'.repeat(64),
+    previewJson: '{"title":"Pay ✓ 240.49 USD"}',
+    digest: 'a'.repeat(64),
+    seal: null,
+    status: 'pending',
+    createdAt: 1_000_000 + sequence,
+    expiresAt: 2_000_000,
+    supersedes: null,
+    supersededBy: null,
+    decidedBy: null,
+    decidedAt: null,
+    approvalKind: null,
+    grantId: null,
+    decisionNote: null,
+    currentAttempt: 0,
+    outcomeJson: null,
+    updatedAt: 1_000_000,
+    ...overrides,
+  };
+}
+
+function sampleAttempt(proposal: ProposalRecord, number: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+  return {
+    tenant: proposal.tenant,
+    id: `att_${proposal.id.slice(4)}_${number}`,
+    proposalId: proposal.id,
+    number,
+    idempotencyKey: `${proposal.id}.${number}`,
+    status: 'executing',
+    leaseUntil: 5_000,
+    commandId: null,
+    startedAt: 1_000,
+    finishedAt: null,
+    ...overrides,
+  };
+}
+
+function draft(tenant: string, proposalId: string, step: AuditEventDraft['step']): AuditEventDraft {
+  return {
+    tenant,
+    proposalId,
+    attemptId: null,
+    runId: 'run-1',
+    step,
+    actor: 'agent:acme',
+    reason: null,
+    digests: { proposed: 'a'.repeat(64) },
+    commandId: null,
+    detail: { note: 'ünïcode ✓' },
+    at: 1_000,
+  };
+}
+
+/**
+ * The store conformance suite: the behaviours the engine relies on, for any backend. `makeStore`
+ * must return a fresh, empty store each call (it is migrated by the suite and closed after).
+ *
+ * @example
+ * import { storeConformance } from 'countersign/testing';
+ * for (const c of storeConformance(() => new SqliteStore({ path: ':memory:' }))) it(c.name, () => c.run());
+ */
+export function storeConformance(makeStore: () => Store | Promise<Store>): ConformanceCase[] {
+  const withStore = (name: string, body: (store: Store) => Promise<void>): ConformanceCase => ({
+    name,
+    run: async () => {
+      const store = await makeStore();
+      try {
+        await store.migrate();
+        await body(store);
+      } finally {
+        await store.close();
+      }
+    },
+  });
+  return [
+    withStore('migrate is idempotent', async (store) => {
+      await store.migrate();
+      await store.migrate();
+    }),
+    withStore('a proposal round-trips every field exactly', async (store) => {
+      const record = sampleProposal({ section: null, seal: 'c'.repeat(64), decisionNote: 'line\nbreak "quoted" ✓' });
+      await store.transaction((tx) => tx.insertProposal(record));
+      const back = await store.transaction((tx) => tx.getProposal(record.tenant, record.id));
+      assert.deepEqual(back, record);
+    }),
+    withStore('every read is tenant-scoped', async (store) => {
+      const mine = sampleProposal({ tenant: 'acme' });
+      const theirs = sampleProposal({ tenant: 'globex' });
+      await store.transaction(async (tx) => {
+        await tx.insertProposal(mine);
+        await tx.insertProposal(theirs);
+      });
+      assert.equal(await store.transaction((tx) => tx.getProposal('globex', mine.id)), undefined);
+      const listed = await store.transaction((tx) => tx.listProposals('acme', { limit: 10 }));
+      assert.deepEqual(listed.map((r) => r.id), [mine.id]);
+      const applied = await store.transaction((tx) => tx.updateProposal('globex', mine.id, { status: 'pending' }, { status: 'declined' }));
+      assert.equal(applied, false);
+    }),
+    withStore('updateProposal is a compare-and-set on status and attempt', async (store) => {
+      const record = sampleProposal();
+      await store.transaction((tx) => tx.insertProposal(record));
+      const first = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 }));
+      const second = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 }));
+      assert.equal(first, true);
+      assert.equal(second, false);
+      const fenced = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'executing', attempt: 2 }, { status: 'succeeded' }));
+      assert.equal(fenced, false);
+      const ok = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'executing', attempt: 1 }, { status: 'succeeded', outcomeJson: '{"kind":"succeeded"}' }));
+      assert.equal(ok, true);
+      assert.equal((await store.transaction((tx) => tx.getProposal('acme', record.id)))?.status, 'succeeded');
+    }),
+    withStore('concurrent compare-and-sets: exactly one applies', async (store) => {
+      const record = sampleProposal();
+      await store.transaction((tx) => tx.insertProposal(record));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          store.transaction(async (tx) => {
+            const current = await tx.getProposal('acme', record.id);
+            if (current?.status !== 'pending') return false;
+            return tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 });
+          }),
+        ),
+      );
+      assert.equal(results.filter(Boolean).length, 1);
+    }),
+    withStore('a transaction that throws leaves nothing behind', async (store) => {
+      const record = sampleProposal();
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.insertProposal(record);
+          await tx.appendAudit('acme', (head) => chainEvent(head, draft('acme', record.id, 'proposed'), 'evt_rollback', undefined));
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      assert.equal(await store.transaction((tx) => tx.getProposal('acme', record.id)), undefined);
+      assert.equal(await store.transaction((tx) => tx.auditHead('acme')), undefined);
+    }),
+    withStore('listProposals filters by status, run and operation and pages newest first', async (store) => {
+      const records = [
+        sampleProposal({ createdAt: 10, runId: 'run-a' }),
+        sampleProposal({ createdAt: 20, runId: 'run-b', status: 'declined' }),
+        sampleProposal({ createdAt: 30, runId: 'run-a' }),
+        sampleProposal({ createdAt: 30, runId: 'run-a', operation: 'order.refund' }),
+      ];
+      await store.transaction(async (tx) => {
+        for (const r of records) await tx.insertProposal(r);
+      });
+      const all = await store.transaction((tx) => tx.listProposals('acme', { limit: 10 }));
+      assert.deepEqual(all.map((r) => r.createdAt), [30, 30, 20, 10]);
+      const pending = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, status: 'pending' }));
+      assert.equal(pending.length, 3);
+      const several = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, status: ['pending', 'declined'] }));
+      assert.equal(several.length, 4);
+      const runB = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, runId: 'run-b' }));
+      assert.deepEqual(runB.map((r) => r.id), [records[1]!.id]);
+      const refunds = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, operation: 'order.refund' }));
+      assert.deepEqual(refunds.map((r) => r.id), [records[3]!.id]);
+      const page1 = await store.transaction((tx) => tx.listProposals('acme', { limit: 2 }));
+      const last = page1[1]!;
+      const page2 = await store.transaction((tx) => tx.listProposals('acme', { limit: 2, before: { createdAt: last.createdAt, id: last.id } }));
+      assert.deepEqual([...page1, ...page2].map((r) => r.id).sort(), records.map((r) => r.id).sort());
+    }),
+    withStore('listExpired returns pending proposals at or past expiry across tenants', async (store) => {
+      const due = sampleProposal({ expiresAt: 100 });
+      const later = sampleProposal({ expiresAt: 200 });
+      const decided = sampleProposal({ expiresAt: 50, status: 'declined' });
+      const other = sampleProposal({ tenant: 'globex', expiresAt: 100 });
+      await store.transaction(async (tx) => {
+        for (const r of [due, later, decided, other]) await tx.insertProposal(r);
+      });
+      const expired = await store.transaction((tx) => tx.listExpired(100, 10));
+      assert.deepEqual(expired.map((e) => e.id).sort(), [due.id, other.id].sort());
+    }),
+    withStore('attempts: insert, list, compare-and-set, unique idempotency key, expired leases', async (store) => {
+      const record = sampleProposal();
+      await store.transaction((tx) => tx.insertProposal(record));
+      const attempt = sampleAttempt(record, 1, { leaseUntil: 100 });
+      await store.transaction((tx) => tx.insertAttempt(attempt));
+      await assert.rejects(store.transaction((tx) => tx.insertAttempt({ ...sampleAttempt(record, 2), idempotencyKey: attempt.idempotencyKey })));
+      assert.deepEqual(await store.transaction((tx) => tx.getAttempt('acme', attempt.id)), attempt);
+      assert.equal(await store.transaction((tx) => tx.getAttempt('globex', attempt.id)), undefined);
+      assert.deepEqual((await store.transaction((tx) => tx.listExpiredLeases(101, 10))).map((a) => a.id), [attempt.id]);
+      assert.deepEqual(await store.transaction((tx) => tx.listExpiredLeases(100, 10)), []);
+      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'executing', { commandId: 'cmd_1' })), true);
+      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'completed', { finishedAt: 9 })), false);
+      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'executing', { status: 'completed', finishedAt: 9 })), true);
+      const listed = await store.transaction((tx) => tx.listAttempts('acme', record.id));
+      assert.deepEqual(listed.map((a) => [a.status, a.commandId, a.finishedAt]), [['completed', 'cmd_1', 9]]);
+    }),
+    withStore('audit chains are per tenant, ordered, and round-trip exactly', async (store) => {
+      const appended = [];
+      for (const [tenant, step] of [['acme', 'proposed'], ['globex', 'proposed'], ['acme', 'approved']] as const) {
+        appended.push(await store.transaction((tx) => tx.appendAudit(tenant, (head) => chainEvent(head, draft(tenant, 'prp_x', step), `evt_${appended.length}`, undefined))));
+      }
+      assert.deepEqual(appended.map((e) => [e.tenant, e.seq]), [['acme', 1], ['globex', 1], ['acme', 2]]);
+      const acme = await store.transaction((tx) => tx.listAudit('acme', { limit: 10 }));
+      assert.deepEqual(acme, [appended[0], appended[2]]);
+      assert.deepEqual(await store.transaction((tx) => tx.listAudit('acme', { limit: 10, afterSeq: 1 })), [appended[2]]);
+      assert.deepEqual(await store.transaction((tx) => tx.listAudit('acme', { limit: 10, proposalId: 'prp_other' })), []);
+      assert.deepEqual(await store.transaction((tx) => tx.auditHead('acme')), { seq: 2, chainHash: appended[2]!.chainHash });
+      assert.deepEqual(await store.transaction((tx) => tx.auditTenants()), ['acme', 'globex']);
+    }),
+    withStore('concurrent audit appends never fork a chain', async (store) => {
+      await Promise.all(
+        Array.from({ length: 25 }, (_, i) =>
+          store.transaction((tx) => tx.appendAudit('acme', (head) => chainEvent(head, draft('acme', 'prp_x', 'proposed'), `evt_c${i}`, undefined))),
+        ),
+      );
+      const events = await store.transaction((tx) => tx.listAudit('acme', { limit: 100 }));
+      assert.deepEqual(events.map((e) => e.seq), Array.from({ length: 25 }, (_, i) => i + 1));
+    }),
+    withStore('local effects run in the same transaction and roll back with it', async (store) => {
+      await store.transaction(async (tx) => {
+        await tx.local.run('CREATE TABLE IF NOT EXISTS conformance_effects (id TEXT PRIMARY KEY)');
+        await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['kept']);
+      });
+      await assert.rejects(
+        store.transaction(async (tx) => {
+          await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['lost']);
+          throw new Error('after the effect');
+        }),
+      );
+      const rows = await store.transaction((tx) => tx.local.all('SELECT id FROM conformance_effects ORDER BY id'));
+      assert.deepEqual(rows.map((r) => r['id']), ['kept']);
+    }),
+  ];
+}
