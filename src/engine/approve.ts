@@ -232,7 +232,12 @@ export async function claim(
     detail: grantId ? { grantId } : {},
   });
   await t.record({ ...base, step: 'claimed', attemptId, digests: { approved: record.digest }, detail: { attempt: attemptNumber } });
-  const contract: ExecutionContract = {
+  return { kind: 'claimed', contract: contractOf(record, attemptId, attemptNumber, idempotencyKey) };
+}
+
+/** The execution contract of one attempt: exactly the stored, frozen arguments. */
+export function contractOf(record: ProposalRecord, attemptId: string, attemptNumber: number, idempotencyKey: string): ExecutionContract {
+  return Object.freeze({
     tenant: record.tenant,
     proposalId: record.id,
     runId: record.runId,
@@ -246,7 +251,5 @@ export async function claim(
     scopeDigest: record.scopeDigest,
     arguments: freeze<unknown>(parseJson(record.argumentsJson)),
     scope: freeze<unknown>(parseJson(record.scopeJson)),
-  };
-  return { kind: 'claimed', contract: Object.freeze(contract) };
+  });
 }
-

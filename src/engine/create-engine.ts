@@ -14,6 +14,7 @@ import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import { getProposal, type ListInput, listProposals, type AuditLine, type ProposalPage, proposalAudit } from './queries.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
+import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
 
 /** Everything an engine is wired from. */
 export interface EngineOptions {
@@ -56,6 +57,8 @@ export interface Engine {
   /** A new freeze that supersedes the old proposal; approval is required again. */
   edit(input: EditInput): Promise<EditResult>;
   reconcile(input: ReconcileInput): Promise<ReconcileResult>;
+  /** Takes over attempts whose lease ended: re-runs what never ran, sends the rest to reconciliation. */
+  recover(options?: RecoverOptions): Promise<RecoverySummary>;
   /** Expires pending proposals past their expiry; returns how many. */
   expireDue(): Promise<number>;
   get(tenant: string, proposalId: string): Promise<Proposal | undefined>;
@@ -108,6 +111,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     decline: (input: DeclineInput) => decline(ctx, input),
     edit: (input: EditInput) => edit(ctx, input),
     reconcile: (input: ReconcileInput) => reconcile(ctx, input),
+    recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
     expireDue: () => expireDue(ctx),
     get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
     list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),

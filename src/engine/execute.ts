@@ -17,7 +17,7 @@ import type { ProposalRecord } from '../store/records.js';
 import type { ExecutionContract } from './approve.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
-import { OperationContractError } from './errors.js';
+import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
 import { newId } from './ids.js';
 
@@ -337,7 +337,7 @@ function outcomeDetail(outcome: Outcome): Record<string, unknown> {
 }
 
 function storedOutcome(record: ProposalRecord): Outcome {
-  if (!record.outcomeJson) throw new OperationContractError(record.operation, `${record.id} is not executing under this attempt`);
+  if (!record.outcomeJson) throw new FencedAttemptError(record.id);
   return parseJson(record.outcomeJson) as Outcome;
 }
 

@@ -8,7 +8,7 @@ export {
 export type { DeclineInput, DeclineResult } from './decline.js';
 export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
-export { OperationContractError } from './errors.js';
+export { FencedAttemptError, OperationContractError } from './errors.js';
 export type { FaultHook, FaultPoint } from './faults.js';
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackItem } from './handback.js';
@@ -17,3 +17,4 @@ export type { Proposal } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
 export type { AuditLine, ListInput, ProposalPage } from './queries.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
+export type { RecoverOptions, RecoverySummary } from './recover.js';

@@ -84,8 +84,11 @@ export type ProposalPatch = Partial<
   >
 >;
 
-/** Where an attempt is. `executing` attempts hold a lease. */
-export type AttemptStatus = 'executing' | 'completed' | 'needs_reconciliation';
+/**
+ * Where an attempt is. `executing` attempts hold a lease; `abandoned` ones were taken over by a
+ * recovery sweep after their lease ended (their worker can no longer commit).
+ */
+export type AttemptStatus = 'executing' | 'completed' | 'needs_reconciliation' | 'abandoned';
 
 /** One claimed execution of an approved proposal. */
 export interface AttemptRecord {

@@ -1,0 +1,133 @@
+import type { AttemptRecord, ProposalRecord } from '../store/records.js';
+import { contractOf, type ExecutionContract } from './approve.js';
+import { inTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { execute, type ExecuteOptions, statusPath } from './execute.js';
+import { idempotencyKeyOf, newId } from './ids.js';
+import { canonicalize } from '../canonical/canonicalize.js';
+import type { Outcome } from '../operation/outcome.js';
+
+/** What one recovery sweep did. */
+export interface RecoverySummary {
+  /** Attempts whose lease had ended and were still executing. */
+  readonly examined: number;
+  /** Taken over and executed again: nothing had been committed or sent. */
+  readonly rerun: number;
+  /** External attempts whose command may have reached the provider: now `needs_reconciliation`. */
+  readonly toReconciliation: number;
+  /** Gave up after `maxAttempts`: parked as `terminal_failure` for an operator. */
+  readonly parked: number;
+  /** Another sweep (or the worker itself) got there first. */
+  readonly skipped: number;
+}
+
+/** Options of a recovery sweep. */
+export interface RecoverOptions {
+  /** Attempts per proposal before parking it (default 3). */
+  readonly maxAttempts?: number;
+  /** Most attempts examined in one sweep (default 100). */
+  readonly limit?: number;
+}
+
+type Takeover =
+  | { readonly kind: 'rerun'; readonly contract: ExecutionContract }
+  | { readonly kind: 'reconcile' }
+  | { readonly kind: 'parked' }
+  | { readonly kind: 'skipped' };
+
+/**
+ * Takes over attempts whose lease has ended without an outcome. Never re-executes blindly:
+ * - a local attempt (its effect commits with its outcome, so nothing ran) is re-run as a new attempt,
+ *   revalidating first;
+ * - an external attempt that recorded a command may have reached the provider: it becomes
+ *   `needs_reconciliation`, closed by the operation's `reconcile`;
+ * - an external attempt with no command never reached the provider (the command is durable before
+ *   the call): it is re-run like a local one.
+ * The old attempt is fenced: its worker, if it wakes, cannot commit. Repeated or concurrent sweeps
+ * do nothing twice; after `maxAttempts` the proposal is parked for an operator.
+ */
+export async function recover(ctx: EngineContext, options: RecoverOptions & ExecuteOptions = {}): Promise<RecoverySummary> {
+  const maxAttempts = options.maxAttempts ?? 3;
+  const expired = await ctx.store.transaction((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
+  let rerun = 0;
+  let toReconciliation = 0;
+  let parked = 0;
+  let skipped = 0;
+  for (const attempt of expired) {
+    const takeover = await takeOver(ctx, attempt, maxAttempts);
+    if (takeover.kind === 'rerun') {
+      rerun++;
+      await execute(ctx, takeover.contract, options);
+    } else if (takeover.kind === 'reconcile') toReconciliation++;
+    else if (takeover.kind === 'parked') parked++;
+    else skipped++;
+  }
+  return { examined: expired.length, rerun, toReconciliation, parked, skipped };
+}
+
+async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts: number): Promise<Takeover> {
+  return inTransaction(ctx, async (t): Promise<Takeover> => {
+    const now = ctx.clock.now();
+    const record = await t.tx.getProposal(attempt.tenant, attempt.proposalId);
+    const current = await t.tx.getAttempt(attempt.tenant, attempt.id);
+    if (!record || !current || current.status !== 'executing' || current.leaseUntil >= now) return { kind: 'skipped' };
+    if (record.status !== 'executing' || record.currentAttempt !== attempt.number) return { kind: 'skipped' };
+    const operation = ctx.operations.get(record.operation);
+    const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: 'system:recovery', attemptId: attempt.id };
+
+    if (operation?.effect === 'external' && current.commandId !== null) {
+      const outcome: Outcome = { kind: 'needs_reconciliation', statusPath: statusPath(record) };
+      await finishAs(t.tx, record, attempt, outcome, 'needs_reconciliation', now);
+      await t.record({ ...base, step: 'outcome', commandId: current.commandId, digests: { approved: record.digest }, detail: { outcome: outcome.kind, recovery: true } });
+      return { kind: 'reconcile' };
+    }
+    if (!operation || attempt.number >= maxAttempts) {
+      const outcome: Outcome = {
+        kind: 'terminal_failure',
+        correlationId: newId('cor'),
+        message: `recovery gave up after ${attempt.number} attempts; nothing was committed or sent`,
+      };
+      await finishAs(t.tx, record, attempt, outcome, 'abandoned', now);
+      await t.record({ ...base, step: 'outcome', digests: { approved: record.digest }, detail: { outcome: outcome.kind, parked: true, correlationId: outcome.correlationId } });
+      ctx.logger.warn({ proposalId: record.id, attempts: attempt.number, correlationId: outcome.correlationId }, 'recovery parked a proposal');
+      return { kind: 'parked' };
+    }
+    const number = attempt.number + 1;
+    const moved = await t.tx.updateProposal(record.tenant, record.id, { status: 'executing', attempt: attempt.number }, { currentAttempt: number, updatedAt: now });
+    const fenced = await t.tx.updateAttempt(record.tenant, attempt.id, 'executing', { status: 'abandoned', finishedAt: now });
+    if (!moved || !fenced) throw new Error('recovery lost a race inside its own transaction');
+    const id = newId('att');
+    const key = idempotencyKeyOf(record.id, number);
+    await t.tx.insertAttempt({
+      tenant: record.tenant,
+      id,
+      proposalId: record.id,
+      number,
+      idempotencyKey: key,
+      status: 'executing',
+      leaseUntil: now + ctx.leaseMs,
+      commandId: null,
+      startedAt: now,
+      finishedAt: null,
+    });
+    await t.record({ ...base, attemptId: id, step: 'claimed', digests: { approved: record.digest }, detail: { attempt: number, takeoverOf: attempt.id, recovery: true } });
+    return { kind: 'rerun', contract: contractOf(record, id, number, key) };
+  });
+}
+
+async function finishAs(
+  tx: Parameters<Parameters<EngineContext['store']['transaction']>[0]>[0],
+  record: ProposalRecord,
+  attempt: AttemptRecord,
+  outcome: Outcome,
+  attemptStatus: 'needs_reconciliation' | 'abandoned',
+  now: number,
+): Promise<void> {
+  const applied = await tx.updateProposal(record.tenant, record.id, { status: 'executing', attempt: attempt.number }, {
+    status: outcome.kind,
+    outcomeJson: canonicalize(outcome),
+    updatedAt: now,
+  });
+  const fenced = await tx.updateAttempt(record.tenant, attempt.id, 'executing', { status: attemptStatus, finishedAt: now });
+  if (!applied || !fenced) throw new Error('recovery lost a race inside its own transaction');
+}
