@@ -167,6 +167,7 @@ async function executeLocal(
           step: 'command',
           commandId: meta.commandId,
           digests: { approved: record.digest, requested: decision.requestedDigest },
+          detail: { approvedScope: record.scopeDigest },
         });
         return call(request, meta);
       };
@@ -208,6 +209,7 @@ async function executeExternal(
         step: 'command',
         commandId: meta.commandId,
         digests: { approved: record.digest, requested: decision.requestedDigest },
+        detail: { approvedScope: record.scopeDigest },
       });
     });
     await fault('before_provider_call');

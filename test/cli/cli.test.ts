@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run-cli.js';
+import { tempDir } from '../support/engine.js';
+
+const { dir, cleanup } = tempDir();
+afterAll(cleanup);
+
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function cli(argv: string[], stdin = '') {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), stdin: async () => stdin });
+  return { code, out, err };
+}
+
+const approved = { tenant: 'acme', operation: 'invoice.pay', invoice_id: 'inv-104', destination_account_id: 'acct-supplier-7', amount_minor: 24049, currency: 'USD' };
+
+describe('countersign canonicalize / digest', () => {
+  it('canonicalizes a file, sorting keys', async () => {
+    const r = await cli(['canonicalize', file('a.json', '{ "b": 1, "a": [1e2, -0, "x"] }')]);
+    expect(r).toEqual({ code: 0, out: '{"a":[100,0,"x"],"b":1}\n', err: '' });
+  });
+
+  it('prints sha256 and short lines; key order does not change them', async () => {
+    const a = await cli(['digest', file('d1.json', '{"a":1,"b":2}')]);
+    const b = await cli(['digest', '-'], '{"b":2,"a":1}');
+    expect(a.code).toBe(0);
+    expect(a.out).toMatch(/^sha256 [0-9a-f]{64}\nshort [0-9a-f]{12}\n$/);
+    expect(b.out).toBe(a.out);
+  });
+
+  it('bad input names the file and the position, exit 2', async () => {
+    const r = await cli(['digest', file('dup.json', '{"a":1,\n "a":2}')]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('dup.json: line 2, column 2');
+    expect(r.err).toContain('duplicate_key');
+  });
+});
+
+describe('countersign diff', () => {
+  it('exit 0 when identical regardless of key order', async () => {
+    const reversed = Object.fromEntries(Object.entries(approved).reverse());
+    const r = await cli(['diff', file('ap.json', JSON.stringify(approved)), file('rq.json', JSON.stringify(reversed))]);
+    expect(r).toEqual({ code: 0, out: '', err: '' });
+  });
+
+  it('one line per difference, exit 1', async () => {
+    const requested = { ...approved, destination_account_id: 'acct-personal-2', expedite: true };
+    const r = await cli(['diff', file('ap2.json', JSON.stringify(approved)), file('rq2.json', JSON.stringify(requested))]);
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('$.destination_account_id: "acct-supplier-7" -> "acct-personal-2"\n$.expedite: added true\n');
+  });
+
+  it.each([
+    ['invalid JSON', '{"a":'],
+    ['duplicate keys', '{"a":1,"a":1}'],
+    ['a lone surrogate', '{"a":"\\ud800"}'],
+    ['a non-finite number', '{"a":1e400}'],
+  ])('%s is exit 2', async (_name, text) => {
+    const r = await cli(['diff', file('ok.json', '{"a":1}'), file('bad.json', text)]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('bad.json');
+  });
+});
+
+describe('help', () => {
+  it('every command has --help', async () => {
+    const overview = await cli(['--help']);
+    expect(overview.code).toBe(0);
+    const names = [...overview.out.matchAll(/^ {2}([a-z][a-z -]*?) {2,}/gm)].map((m) => m[1]!.trim());
+    expect(names.length).toBeGreaterThanOrEqual(7);
+    for (const name of names) {
+      const r = await cli([...name.split(' '), '--help']);
+      expect(r.code, name).toBe(0);
+      expect(r.out, name).toMatch(/^Usage: countersign /);
+    }
+  });
+
+  it('an unknown option is a usage problem, exit 2', async () => {
+    const r = await cli(['digest', '--frobnicate', 'x']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--frobnicate');
+  });
+});
+
+describe('countersign demo and audit commands on a real SQLite file', () => {
+  it('the walk-through shows one short hash at proposal, approval and execution, and the audit verifies', async () => {
+    const db = join(dir, 'demo.db');
+    const demo = await cli(['demo', '--db', db]);
+    expect(demo.code).toBe(0);
+    const hashes = [...demo.out.matchAll(/^ {3}(proposed|approved|executed) .*hash ([0-9a-f]{12})/gm)].slice(0, 3).map((m) => m[2]);
+    expect(hashes).toHaveLength(3);
+    expect(new Set(hashes).size).toBe(1);
+    expect(demo.out).toContain('→ denied scope_mismatch  $.amount_minor: 24049 -> 240490');
+    expect(demo.out).toContain('approving the old card → superseded');
+    expect(demo.out).toContain('needs_reconciliation');
+    expect(demo.out).toMatch(/audit chain: intact \(\d+ events\)/);
+
+    const verify = await cli(['audit', 'verify', '--db', db]);
+    expect(verify.code).toBe(0);
+    expect(verify.out).toMatch(/^intact: 1 tenant, \d+ events/);
+
+    const id = /next: countersign audit show (prp_\w+)/.exec(demo.out)?.[1];
+    const show = await cli(['audit', 'show', id!, '--db', db]);
+    expect(show.code).toBe(0);
+    expect(show.out.split('\n').filter((l) => /^\d{4}-/.test(l)).map((l) => l.split(/\s+/)[1])).toEqual(['proposed', 'approved', 'claimed', 'revalidated', 'command', 'outcome']);
+
+    const list = await cli(['proposals', 'list', '--db', db, '--tenant', 'acme', '--status', 'superseded']);
+    expect(list.code).toBe(0);
+    expect(list.out.trim().split('\n')).toHaveLength(1);
+    const other = await cli(['proposals', 'list', '--db', db, '--tenant', 'globex']);
+    expect(other.out).toBe('no proposals for tenant globex\n');
+  });
+
+  it('a changed audit row makes verify exit 1 naming the event', async () => {
+    const db = join(dir, 'tamper.db');
+    await cli(['demo', '--db', db]);
+    const { default: Database } = await import('better-sqlite3');
+    const conn = new Database(db);
+    conn.prepare("UPDATE countersign_audit_events SET actor = 'user:mallory' WHERE seq = 3").run();
+    conn.close();
+    const r = await cli(['audit', 'verify', '--db', db]);
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/^broken tenant=acme event=#3 \(evt_\w+\) problem=leaf_mismatch/);
+  });
+});
+
+describe('the countersign binary', () => {
+  it('runs as a process and exits with the command status', async () => {
+    const run = promisify(execFile);
+    const p = run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'diff', file('x.json', '{"a":1}'), file('y.json', '{"a":2}')]);
+    await expect(p).rejects.toMatchObject({ code: 1, stdout: '$.a: 1 -> 2\n' });
+  });
+});
