@@ -8,6 +8,7 @@ import type { AnyOperation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { buildScope } from '../operation/scope.js';
+import { decodeProposalRecord } from '../store/proposal-format.js';
 import type { ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
@@ -63,6 +64,7 @@ export function integrityFailure(
   operation: AnyOperation,
 ): { reason: 'corrupt_approval_record' | 'unsupported_scope_version'; message: string } | undefined {
   try {
+    decodeProposalRecord(record);
     if (recomputeContractDigest(record) !== record.digest || !scopeRecordIntact(record)) {
       return { reason: 'corrupt_approval_record', message: 'the stored proposal does not match its digest' };
     }

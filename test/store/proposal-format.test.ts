@@ -1,0 +1,46 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { demoOperations, demoWorld } from '../../examples/index.js';
+import { createEngine, parseJson } from '../../src/index.js';
+import { decodeProposalRecord, StoredFormatError } from '../../src/store/proposal-format.js';
+import type { ProposalRecord } from '../../src/store/records.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { approver, ManualClock } from '../support/engine.js';
+
+const FIXTURES = join(import.meta.dirname, '../fixtures');
+const read = (path: string) => parseJson(readFileSync(path, 'utf8'));
+
+async function approveStored(record: ProposalRecord) {
+  const store = new SqliteStore({ path: ':memory:' });
+  const engine = await createEngine({ store, operations: demoOperations(demoWorld()), clock: new ManualClock(record.createdAt) });
+  await store.transaction((tx) => tx.insertProposal(record));
+  const result = await engine.approveAndExecute({ tenant: record.tenant, proposalId: record.id, approver: approver(record.tenant), seenDigest: record.digest });
+  await engine.close();
+  return result;
+}
+
+describe('stored proposal format 1 (fixture kept forever)', () => {
+  it('decodes, and its digest still verifies: it is approved and executed as it was', async () => {
+    const record = decodeProposalRecord(read(join(FIXTURES, 'proposal-format-v1.json')));
+    const result = await approveStored(record);
+    expect(result.kind === 'completed' && result.outcome.kind).toBe('succeeded');
+  });
+});
+
+describe('invalid stored records are refused', () => {
+  const decodeFailures = ['unknown-format-version.json', 'missing-scope-digest.json', 'extra-field.json', 'string-scope-version.json'];
+  it('every invalid fixture is accounted for', () => {
+    expect(readdirSync(join(FIXTURES, 'invalid')).sort()).toEqual([...decodeFailures, 'tampered-arguments.json'].sort());
+  });
+
+  it.each(decodeFailures)('%s fails to decode with the field named', (name) => {
+    expect(() => decodeProposalRecord(read(join(FIXTURES, 'invalid', name)))).toThrow(StoredFormatError);
+  });
+
+  it('a tampered argument decodes but is never approved: corrupt_approval_record', async () => {
+    const record = decodeProposalRecord(read(join(FIXTURES, 'invalid', 'tampered-arguments.json')));
+    const result = await approveStored(record);
+    expect(result).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_approval_record' });
+  });
+});
