@@ -13,7 +13,7 @@ import type { ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
-import { recomputeContractDigest, scopeRecordIntact } from './proposal.js';
+import { recomputeContractDigest } from './proposal.js';
 
 /** An authenticated human's approval: the proposal id and the digest the page displayed, nothing else. */
 export interface ApproveInput {
@@ -65,7 +65,7 @@ export function integrityFailure(
 ): { reason: 'corrupt_approval_record' | 'unsupported_scope_version'; message: string } | undefined {
   try {
     decodeProposalRecord(record);
-    if (recomputeContractDigest(record) !== record.digest || !scopeRecordIntact(record)) {
+    if (recomputeContractDigest(record) !== record.digest) {
       return { reason: 'corrupt_approval_record', message: 'the stored proposal does not match its digest' };
     }
   } catch {
@@ -93,7 +93,7 @@ export function integrityFailure(
     operation: record.operation,
   };
   const scope = buildScope(operation, operation.toScope(args.data, facts));
-  if (scope.kind !== 'ok' || scope.digest.sha256 !== record.scopeDigest) {
+  if (scope.kind !== 'ok' || scope.digest.sha256 !== record.scopeDigest || scope.canonical !== record.scopeJson) {
     return { reason: 'corrupt_approval_record', message: 'the stored scope does not follow from the stored arguments' };
   }
   return undefined;

@@ -63,44 +63,49 @@ export async function execute(ctx: EngineContext, contract: ExecutionContract, o
   };
   await fault('after_claim');
   const operation = ctx.operations.get(contract.operation);
-  const record = await ctx.store.transaction((tx) => tx.getProposal(contract.tenant, contract.proposalId));
-  if (!record || !operation?.execute || !operation.arguments) {
-    throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: no such proposal or executor`);
+  if (!operation?.execute || !operation.arguments) {
+    throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: the operation has no executor here`);
   }
-  if (record.status !== 'executing' || record.currentAttempt !== contract.attemptNumber) return storedOutcome(record);
-  if (record.digest !== contract.digest || canonicalize(contract.arguments) !== record.argumentsJson) {
-    return finish(ctx, record, contract, failure('corrupt_approval_record', 'the contract does not match the stored proposal'));
-  }
-  const args = freeze<unknown>(operation.arguments.parse(parseJson(record.argumentsJson)));
-  const facts = factsOf(record);
+  return operation.effect === 'local' ? executeLocal(ctx, operation, contract, fault) : executeExternal(ctx, operation, contract, fault);
+}
 
-  if (operation.revalidate) {
-    let revalidation: Revalidation;
-    try {
-      revalidation = await operation.revalidate(args, {
-        ...facts,
-        proposalId: record.id,
-        valid: () => ({ kind: 'valid' }),
-        revisionRequired: (reason: string) => ({ kind: 'revision_required', reason }),
-      });
-    } catch (error) {
-      return finish(ctx, record, contract, crashed(ctx, record, error, 'revalidation failed'));
-    }
-    if (revalidation.kind === 'revision_required') {
-      return finish(ctx, record, contract, { kind: 'revision_required', reason: revalidation.reason }, {
-        step: 'revalidated',
-        reason: 'revision_required',
-        detail: { message: revalidation.reason },
-      });
-    }
-    await inTransaction(ctx, (t) =>
-      t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }),
-    );
+type Readiness =
+  | { readonly kind: 'stored'; readonly outcome: Outcome }
+  | { readonly kind: 'corrupt'; readonly outcome: Outcome }
+  | { readonly kind: 'ready'; readonly args: DeepReadonly<unknown> };
+
+/** Checks that this attempt still owns the proposal and that the contract is exactly what is stored. */
+function readiness(record: ProposalRecord | undefined, contract: ExecutionContract, operation: AnyOperation): Readiness {
+  if (!record) throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: no such proposal`);
+  if (record.status !== 'executing' || record.currentAttempt !== contract.attemptNumber) return { kind: 'stored', outcome: storedOutcome(record) };
+  if (record.digest !== contract.digest || canonicalize(contract.arguments) !== record.argumentsJson) {
+    return { kind: 'corrupt', outcome: failure('corrupt_approval_record', 'the contract does not match the stored proposal') };
   }
-  await fault('after_revalidation');
-  return operation.effect === 'local'
-    ? executeLocal(ctx, operation, record, contract, args, fault)
-    : executeExternal(ctx, operation, record, contract, args, fault);
+  return { kind: 'ready', args: freeze<unknown>(operation.arguments!.parse(parseJson(record.argumentsJson))) };
+}
+
+/** Runs the operation's revalidation; an exception becomes a safe terminal failure. */
+async function revalidateArgs(
+  ctx: EngineContext,
+  operation: AnyOperation,
+  record: ProposalRecord,
+  args: DeepReadonly<unknown>,
+): Promise<Revalidation | { readonly kind: 'crashed'; readonly outcome: Outcome }> {
+  if (!operation.revalidate) return { kind: 'valid' };
+  try {
+    return await operation.revalidate(args, {
+      ...factsOf(record),
+      proposalId: record.id,
+      valid: () => ({ kind: 'valid' }),
+      revisionRequired: (reason: string) => ({ kind: 'revision_required', reason }),
+    });
+  } catch (error) {
+    return { kind: 'crashed', outcome: crashed(ctx, record, error, 'revalidation failed') };
+  }
+}
+
+function revisionStep(reason: string): ExtraStep {
+  return { step: 'revalidated', reason: 'revision_required', detail: { message: reason } };
 }
 
 function stepBase(record: ProposalRecord, contract: ExecutionContract) {
@@ -146,41 +151,59 @@ function executeContext(
   };
 }
 
+// A local effect commits with its outcome, and is revalidated inside the same transaction: no
+// other writer can change the facts between the check and the effect.
 async function executeLocal(
   ctx: EngineContext,
   operation: AnyOperation,
-  record: ProposalRecord,
   contract: ExecutionContract,
-  args: DeepReadonly<unknown>,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
 ): Promise<Outcome> {
+  let record: ProposalRecord | undefined;
   try {
     return await inTransaction(ctx, async (t) => {
-      const current = await t.tx.getProposal(record.tenant, record.id);
-      if (current?.status !== 'executing' || current.currentAttempt !== contract.attemptNumber) throw new Fenced();
+      record = await t.tx.getProposal(contract.tenant, contract.proposalId);
+      const ready = readiness(record, contract, operation);
+      if (ready.kind === 'stored') return ready.outcome;
+      const current = record!;
+      const now = ctx.clock.now();
+      if (ready.kind === 'corrupt') {
+        await writeOutcome(now, t, current, contract, ready.outcome, undefined);
+        return ready.outcome;
+      }
+      const revalidation = await revalidateArgs(ctx, operation, current, ready.args);
+      if (revalidation.kind !== 'valid') {
+        const outcome: Outcome = revalidation.kind === 'crashed' ? revalidation.outcome : { kind: 'revision_required', reason: revalidation.reason };
+        await writeOutcome(now, t, current, contract, outcome, revalidation.kind === 'revision_required' ? revisionStep(revalidation.reason) : undefined);
+        return outcome;
+      }
+      if (operation.revalidate) await t.record({ ...stepBase(current, contract), step: 'revalidated', digests: { approved: current.digest } });
+      await fault('after_revalidation');
       const command: ExecuteContext['command'] = async (request, call) => {
-        const decision = guard(operation, record, request);
+        const decision = guard(operation, current, request);
         if (decision.kind === 'denied') throw new CommandRefused(decision);
         const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
         await t.record({
-          ...stepBase(record, contract),
+          ...stepBase(current, contract),
           step: 'command',
           commandId: meta.commandId,
-          digests: { approved: record.digest, requested: decision.requestedDigest },
-          detail: { approvedScope: record.scopeDigest },
+          digests: { approved: current.digest, requested: decision.requestedDigest },
+          detail: { approvedScope: current.scopeDigest },
         });
         return call(request, meta);
       };
-      const result = await operation.execute!(args, executeContext(record, contract, t.tx.local, command));
+      const result = await operation.execute!(ready.args, executeContext(current, contract, t.tx.local, command));
       const outcome: Outcome = isDefiniteFailure(result)
         ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
         : { kind: 'succeeded', result: jsonOrNull(result) };
       await fault('before_outcome_commit');
-      await writeOutcome(ctx.clock.now(), t, record, contract, outcome, undefined, fault);
+      await writeOutcome(ctx.clock.now(), t, current, contract, outcome, undefined, fault);
       return outcome;
     });
   } catch (error) {
+    if (!record) throw error;
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    if (error instanceof FencedAttemptError || error instanceof OperationContractError) throw error;
     if (error instanceof CommandRefused) return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
     return finish(ctx, record, contract, crashed(ctx, record, error, 'the local effect failed and was rolled back'));
   }
@@ -189,11 +212,33 @@ async function executeLocal(
 async function executeExternal(
   ctx: EngineContext,
   operation: AnyOperation,
+  contract: ExecutionContract,
+  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+): Promise<Outcome> {
+  const record = await ctx.store.transaction((tx) => tx.getProposal(contract.tenant, contract.proposalId));
+  const ready = readiness(record, contract, operation);
+  if (ready.kind === 'stored') return ready.outcome;
+  if (ready.kind === 'corrupt') return finish(ctx, record!, contract, ready.outcome);
+  return callProvider(ctx, operation, record!, contract, ready.args, fault);
+}
+
+async function callProvider(
+  ctx: EngineContext,
+  operation: AnyOperation,
   record: ProposalRecord,
   contract: ExecutionContract,
   args: DeepReadonly<unknown>,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
 ): Promise<Outcome> {
+  const revalidation = await revalidateArgs(ctx, operation, record, args);
+  if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
+  if (revalidation.kind === 'revision_required') {
+    return finish(ctx, record, contract, { kind: 'revision_required', reason: revalidation.reason }, revisionStep(revalidation.reason));
+  }
+  if (operation.revalidate) {
+    await inTransaction(ctx, (t) => t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }));
+  }
+  await fault('after_revalidation');
   let sent = false;
   const command: ExecuteContext['command'] = async (request, call) => {
     if (sent) throw new OperationContractError(operation.kind, 'an external executor makes exactly one command per attempt');

@@ -78,12 +78,6 @@ export function recomputeContractDigest(record: ProposalRecord): string {
   });
 }
 
-/** True when the stored scope JSON is canonical and digests to the stored scope digest. */
-export function scopeRecordIntact(record: ProposalRecord): boolean {
-  const scope = parseJson(record.scopeJson);
-  return canonicalize(scope) === record.scopeJson && digest(scope).sha256 === record.scopeDigest;
-}
-
 /** Parses stored JSON text and deep-freezes it. */
 export function frozenJson(text: string): unknown {
   return freeze<unknown>(parseJson(text));
