@@ -11,6 +11,8 @@ export * from './canonical/index.js';
 export * from './operation/index.js';
 // The lifecycle engine.
 export * from './engine/index.js';
+// Bounded approvals.
+export * from './grants/index.js';
 // The audit trail.
 export * from './audit/index.js';
 // The store interface (backends live at `countersign/sqlite`, …).
@@ -18,6 +20,7 @@ export type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from '
 export {
   type AttemptRecord,
   type AttemptStatus,
+  type GrantRecord,
   FINAL_STATUSES,
   PROPOSAL_FORMAT_VERSION,
   type ProposalRecord,

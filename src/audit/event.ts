@@ -11,7 +11,10 @@ export type AuditStep =
   | 'outcome'
   | 'replayed'
   | 'denied'
-  | 'reconciled';
+  | 'reconciled'
+  | 'shadow_mismatch'
+  | 'granted'
+  | 'revoked';
 
 /** The digests one event speaks of (full SHA-256 hex). */
 export interface AuditDigests {

@@ -54,7 +54,11 @@ const COMPLETED = new Set(['succeeded', 'needs_reconciliation', 'revision_requir
 
 /** True when the actor is an operator of the tenant with a role that may decide. */
 export function mayDecide(ctx: EngineContext, actor: Actor, tenant: string): boolean {
-  return actor.tenant === tenant && actor.kind === 'operator' && actor.roles.some((r) => ctx.approverRoles.includes(r));
+  return (
+    actor.tenant === tenant &&
+    actor.kind === 'operator' &&
+    actor.roles.some((r) => ctx.approverRoles.includes(r))
+  );
 }
 
 /** The checks every approval path shares, after tenant, authorization and status: expiry aside. */
@@ -71,7 +75,10 @@ export function integrityFailure(
   } catch {
     return { reason: 'corrupt_approval_record', message: 'the stored proposal cannot be read' };
   }
-  if (ctx.sealKey && (!record.seal || !verifySeal({ id: record.id, digest: record.digest }, ctx.sealKey, record.seal))) {
+  if (
+    ctx.sealKey &&
+    (!record.seal || !verifySeal({ id: record.id, digest: record.digest }, ctx.sealKey, record.seal))
+  ) {
     return { reason: 'corrupt_approval_record', message: 'the stored proposal is not sealed by this server' };
   }
   if (!operation.supportedScopeVersions.includes(record.scopeVersion)) {
@@ -82,7 +89,10 @@ export function integrityFailure(
   }
   const args = operation.arguments?.safeParse(parseJson(record.argumentsJson));
   if (!args?.success || canonicalize(args.data) !== record.argumentsJson) {
-    return { reason: 'corrupt_approval_record', message: 'the stored arguments do not parse through the operation' };
+    return {
+      reason: 'corrupt_approval_record',
+      message: 'the stored arguments do not parse through the operation',
+    };
   }
   const facts = {
     tenant: record.tenant,
@@ -93,8 +103,15 @@ export function integrityFailure(
     operation: record.operation,
   };
   const scope = buildScope(operation, operation.toScope(args.data, facts));
-  if (scope.kind !== 'ok' || scope.digest.sha256 !== record.scopeDigest || scope.canonical !== record.scopeJson) {
-    return { reason: 'corrupt_approval_record', message: 'the stored scope does not follow from the stored arguments' };
+  if (
+    scope.kind !== 'ok' ||
+    scope.digest.sha256 !== record.scopeDigest ||
+    scope.canonical !== record.scopeJson
+  ) {
+    return {
+      reason: 'corrupt_approval_record',
+      message: 'the stored scope does not follow from the stored arguments',
+    };
   }
   return undefined;
 }
@@ -131,19 +148,37 @@ async function refuse(
 export async function approve(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
   const { approver } = input;
   return inTransaction(ctx, async (t) => {
-    const record = approver.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
+    const record =
+      approver.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
     if (!record) {
-      ctx.logger.warn({ tenant: input.tenant, proposalId: input.proposalId, actor: approver.id, reason: 'not_found' }, 'denied not_found');
+      ctx.logger.warn(
+        { tenant: input.tenant, proposalId: input.proposalId, actor: approver.id, reason: 'not_found' },
+        'denied not_found',
+      );
       return { kind: 'not_approvable', reason: 'not_found', message: 'no such proposal' };
     }
     const operation = ctx.operations.get(record.operation);
     const scope = parseJson(record.scopeJson);
-    if (!mayDecide(ctx, approver, record.tenant) || approver.id === record.requestedBy || (operation && !operation.authorize(approver, scope))) {
-      const message = approver.id === record.requestedBy ? 'the proposing principal cannot approve its own proposal' : 'not allowed to approve this operation';
+    if (
+      !mayDecide(ctx, approver, record.tenant) ||
+      approver.id === record.requestedBy ||
+      (operation && !operation.authorize(approver, scope))
+    ) {
+      const message =
+        approver.id === record.requestedBy
+          ? 'the proposing principal cannot approve its own proposal'
+          : 'not allowed to approve this operation';
       return refuse(t, record, approver, 'forbidden', message, input.seenDigest);
     }
     if (COMPLETED.has(record.status) && record.outcomeJson) {
-      await refuse(t, record, approver, 'replayed', 'already executed; returning the stored outcome', input.seenDigest);
+      await refuse(
+        t,
+        record,
+        approver,
+        'replayed',
+        'already executed; returning the stored outcome',
+        input.seenDigest,
+      );
       return { kind: 'already_completed', outcome: parseJson(record.outcomeJson) as Outcome };
     }
     if (record.status === 'executing') {
@@ -155,16 +190,41 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     const now = ctx.clock.now();
     if (now >= record.expiresAt) {
       await expireRecord(t, record, now, approver.id);
-      return { kind: 'not_approvable', reason: 'expired', message: 'the proposal expired before it was approved' };
+      return {
+        kind: 'not_approvable',
+        reason: 'expired',
+        message: 'the proposal expired before it was approved',
+      };
     }
     if (input.runId !== undefined && input.runId !== record.runId) {
-      return refuse(t, record, approver, 'run_mismatch', 'the approval link belongs to another run', input.seenDigest);
+      return refuse(
+        t,
+        record,
+        approver,
+        'run_mismatch',
+        'the approval link belongs to another run',
+        input.seenDigest,
+      );
     }
     if (input.seenDigest !== record.digest) {
-      return refuse(t, record, approver, 'stale_view', 'the page showed another version of this proposal; reload it', input.seenDigest);
+      return refuse(
+        t,
+        record,
+        approver,
+        'stale_view',
+        'the page showed another version of this proposal; reload it',
+        input.seenDigest,
+      );
     }
     if (!operation) {
-      return refuse(t, record, approver, 'unsupported_scope_version', `operation ${record.operation} is not registered`, input.seenDigest);
+      return refuse(
+        t,
+        record,
+        approver,
+        'unsupported_scope_version',
+        `operation ${record.operation} is not registered`,
+        input.seenDigest,
+      );
     }
     const failure = integrityFailure(ctx, record, operation);
     if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
@@ -173,8 +233,18 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
 }
 
 /** Marks a pending proposal expired (compare-and-set) and audits it. */
-export async function expireRecord(t: StepTransaction, record: ProposalRecord, now: number, actor: string): Promise<boolean> {
-  const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'pending' }, { status: 'expired', updatedAt: now });
+export async function expireRecord(
+  t: StepTransaction,
+  record: ProposalRecord,
+  now: number,
+  actor: string,
+): Promise<boolean> {
+  const applied = await t.tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'pending' },
+    { status: 'expired', updatedAt: now },
+  );
   if (applied) {
     await t.record({
       tenant: record.tenant,
@@ -208,9 +278,18 @@ export async function claim(
     record.tenant,
     record.id,
     { status: 'pending' },
-    { status: 'executing', decidedBy: actor, decidedAt: now, approvalKind, grantId, currentAttempt: attemptNumber, updatedAt: now },
+    {
+      status: 'executing',
+      decidedBy: actor,
+      decidedAt: now,
+      approvalKind,
+      grantId,
+      currentAttempt: attemptNumber,
+      updatedAt: now,
+    },
   );
-  if (!applied) return { kind: 'not_approvable', reason: 'replayed', message: 'another approval claimed it first' };
+  if (!applied)
+    return { kind: 'not_approvable', reason: 'replayed', message: 'another approval claimed it first' };
   const attemptId = newId('att');
   const idempotencyKey = idempotencyKeyOf(record.id, attemptNumber);
   await t.tx.insertAttempt({
@@ -233,12 +312,23 @@ export async function claim(
     digests: { proposed: record.digest, seen: seenDigest, approved: record.digest },
     detail: grantId ? { grantId } : {},
   });
-  await t.record({ ...base, step: 'claimed', attemptId, digests: { approved: record.digest }, detail: { attempt: attemptNumber } });
+  await t.record({
+    ...base,
+    step: 'claimed',
+    attemptId,
+    digests: { approved: record.digest },
+    detail: { attempt: attemptNumber },
+  });
   return { kind: 'claimed', contract: contractOf(record, attemptId, attemptNumber, idempotencyKey) };
 }
 
 /** The execution contract of one attempt: exactly the stored, frozen arguments. */
-export function contractOf(record: ProposalRecord, attemptId: string, attemptNumber: number, idempotencyKey: string): ExecutionContract {
+export function contractOf(
+  record: ProposalRecord,
+  attemptId: string,
+  attemptNumber: number,
+  idempotencyKey: string,
+): ExecutionContract {
   return Object.freeze({
     tenant: record.tenant,
     proposalId: record.id,

@@ -33,14 +33,24 @@ type LogLine = { readonly level: 'info' | 'warn'; readonly fields: object; reado
  * commit, one log line: proposal id, run id, attempt, the short hash, the reason. Never the
  * arguments themselves.
  */
-export async function inTransaction<T>(ctx: EngineContext, fn: (t: StepTransaction) => Promise<T>): Promise<T> {
+export async function inTransaction<T>(
+  ctx: EngineContext,
+  fn: (t: StepTransaction) => Promise<T>,
+): Promise<T> {
   const lines: LogLine[] = [];
-  const result = await ctx.store.transaction((tx) => fn({ tx, record: (input) => append(ctx, tx, input, lines) }));
+  const result = await ctx.store.transaction((tx) =>
+    fn({ tx, record: (input) => append(ctx, tx, input, lines) }),
+  );
   for (const line of lines) ctx.logger[line.level](line.fields, line.message);
   return result;
 }
 
-async function append(ctx: EngineContext, tx: StoreTransaction, input: StepInput, lines: LogLine[]): Promise<AuditEvent> {
+async function append(
+  ctx: EngineContext,
+  tx: StoreTransaction,
+  input: StepInput,
+  lines: LogLine[],
+): Promise<AuditEvent> {
   const draft = {
     tenant: input.tenant,
     proposalId: input.proposalId,
@@ -54,7 +64,9 @@ async function append(ctx: EngineContext, tx: StoreTransaction, input: StepInput
     detail: input.detail ?? {},
     at: ctx.clock.now(),
   };
-  const event = await tx.appendAudit(input.tenant, (head) => chainEvent(head, draft, newId('evt'), ctx.sealKey));
+  const event = await tx.appendAudit(input.tenant, (head) =>
+    chainEvent(head, draft, newId('evt'), ctx.sealKey),
+  );
   const shown = input.digests?.approved ?? input.digests?.proposed ?? input.digests?.seen;
   const fields = {
     step: input.step,

@@ -2,6 +2,9 @@ import { ConfigurationError } from '../canonical/errors.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { Store } from '../store/store.js';
+import type { Grant } from '../grants/grant.js';
+import type { Actor } from '../operation/actor.js';
+import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult, revoke } from './grants.js';
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
@@ -12,7 +15,14 @@ import type { FaultHook } from './faults.js';
 import { type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
-import { getProposal, type ListInput, listProposals, type AuditLine, type ProposalPage, proposalAudit } from './queries.js';
+import {
+  getProposal,
+  type ListInput,
+  listProposals,
+  type AuditLine,
+  type ProposalPage,
+  proposalAudit,
+} from './queries.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
 import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
 
@@ -47,6 +57,12 @@ export interface Engine {
   readonly operations: ReadonlyMap<string, AnyOperation>;
   /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
   propose(input: ProposeInput): Promise<ProposeResult>;
+  /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
+  grant(input: GrantInput): Promise<GrantResult>;
+  /** Revokes a grant (admin only). */
+  revoke(input: { tenant: string; grantId: string; actor: Actor }): Promise<RevokeResult>;
+  /** A tenant's grants with their usage. */
+  grants(tenant: string, query?: { subject?: string; limit?: number }): Promise<Grant[]>;
   /** The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`. */
   approve(input: ApproveInput): Promise<ApproveResult>;
   /** Executes a claimed contract exactly once and returns the stored outcome. */
@@ -81,7 +97,8 @@ export interface Engine {
 export async function createEngine(options: EngineOptions): Promise<Engine> {
   const operations = new Map<string, AnyOperation>();
   for (const operation of options.operations) {
-    if (operations.has(operation.kind)) throw new ConfigurationError(`operations: "${operation.kind}" is registered twice`);
+    if (operations.has(operation.kind))
+      throw new ConfigurationError(`operations: "${operation.kind}" is registered twice`);
     operations.set(operation.kind, operation);
   }
   if (options.sealKey !== undefined && Buffer.byteLength(options.sealKey as string) < 32) {
@@ -100,13 +117,20 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const executeOptions = { faults: options.faults };
   return Object.freeze({
     operations,
-    propose: (input: ProposeInput) => propose(ctx, input),
+    propose: (input: ProposeInput) => propose(ctx, input, executeOptions),
+    grant: (input: GrantInput) => grant(ctx, input),
+    revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
+    grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),
     approve: (input: ApproveInput) => approve(ctx, input),
     execute: (contract: ExecutionContract) => execute(ctx, contract, executeOptions),
     approveAndExecute: async (input: ApproveInput): Promise<ApproveAndExecuteResult> => {
       const result = await approve(ctx, input);
       if (result.kind !== 'claimed') return result;
-      return { kind: 'completed', outcome: await execute(ctx, result.contract, executeOptions), contract: result.contract };
+      return {
+        kind: 'completed',
+        outcome: await execute(ctx, result.contract, executeOptions),
+        contract: result.contract,
+      };
     },
     decline: (input: DeclineInput) => decline(ctx, input),
     edit: (input: EditInput) => edit(ctx, input),

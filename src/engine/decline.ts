@@ -20,31 +20,54 @@ export type DeclineResult =
 /** Declines a pending proposal: a compare-and-set from pending to declined, audited. */
 export async function decline(ctx: EngineContext, input: DeclineInput): Promise<DeclineResult> {
   return inTransaction(ctx, async (t) => {
-    const record = input.actor.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
+    const record =
+      input.actor.tenant === input.tenant
+        ? await t.tx.getProposal(input.tenant, input.proposalId)
+        : undefined;
     if (!record) return { kind: 'not_declinable', reason: 'not_found', message: 'no such proposal' };
     const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: input.actor.id };
     const refuse = async (reason: DenialReason, message: string): Promise<DeclineResult> => {
-      await t.record({ ...base, step: 'denied', reason, digests: { proposed: record.digest }, detail: { action: 'decline', message } });
+      await t.record({
+        ...base,
+        step: 'denied',
+        reason,
+        digests: { proposed: record.digest },
+        detail: { action: 'decline', message },
+      });
       return { kind: 'not_declinable', reason, message };
     };
-    if (!mayDecide(ctx, input.actor, record.tenant)) return refuse('forbidden', 'not allowed to decline proposals');
+    if (!mayDecide(ctx, input.actor, record.tenant))
+      return refuse('forbidden', 'not allowed to decline proposals');
     if (record.status !== 'pending') {
       const reason: DenialReason =
-        record.status === 'declined' || record.status === 'superseded' || record.status === 'expired' ? record.status : 'replayed';
+        record.status === 'declined' || record.status === 'superseded' || record.status === 'expired'
+          ? record.status
+          : 'replayed';
       return refuse(reason, `the proposal is ${record.status}`);
     }
     const now = ctx.clock.now();
     if (now >= record.expiresAt) return refuse('expired', 'the proposal already expired');
     const note = input.reason?.slice(0, 500) ?? null;
-    const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'pending' }, {
-      status: 'declined',
-      decidedBy: input.actor.id,
-      decidedAt: now,
-      decisionNote: note,
-      updatedAt: now,
-    });
+    const applied = await t.tx.updateProposal(
+      record.tenant,
+      record.id,
+      { status: 'pending' },
+      {
+        status: 'declined',
+        decidedBy: input.actor.id,
+        decidedAt: now,
+        decisionNote: note,
+        updatedAt: now,
+      },
+    );
     if (!applied) return refuse('replayed', 'another decision came first');
-    await t.record({ ...base, step: 'declined', reason: 'declined', digests: { proposed: record.digest }, detail: note ? { note } : {} });
+    await t.record({
+      ...base,
+      step: 'declined',
+      reason: 'declined',
+      digests: { proposed: record.digest },
+      detail: note ? { note } : {},
+    });
     return { kind: 'declined' };
   });
 }

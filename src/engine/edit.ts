@@ -28,7 +28,10 @@ export type EditResult =
  * new digest, the old proposal becomes `superseded`, and approval is required again.
  */
 export async function edit(ctx: EngineContext, input: EditInput): Promise<EditResult> {
-  const record = input.editor.tenant === input.tenant ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId)) : undefined;
+  const record =
+    input.editor.tenant === input.tenant
+      ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId))
+      : undefined;
   if (!record) return { kind: 'not_editable', reason: 'not_found', message: 'no such proposal' };
   const operation = ctx.operations.get(record.operation);
   if (!mayDecide(ctx, input.editor, record.tenant) || !operation) {
@@ -36,7 +39,12 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
   }
   const unknown = Object.keys(input.changes).filter((k) => !operation.editable.includes(k));
   if (unknown.length > 0) {
-    return invalidRequest(unknown.map((k) => ({ path: `$.changes.${k}`, message: `not an editable field (editable: ${operation.editable.join(', ') || 'none'})` })));
+    return invalidRequest(
+      unknown.map((k) => ({
+        path: `$.changes.${k}`,
+        message: `not an editable field (editable: ${operation.editable.join(', ') || 'none'})`,
+      })),
+    );
   }
   const request = { ...(parseJson(record.requestJson) as Record<string, unknown>), ...input.changes };
   const facts: ProposalFacts = {
@@ -52,18 +60,25 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
   const next = frozen.record;
   return inTransaction(ctx, async (t): Promise<EditResult> => {
     const now = ctx.clock.now();
-    if (now >= record.expiresAt) return { kind: 'not_editable', reason: 'expired', message: 'the proposal already expired' };
-    const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'pending' }, {
-      status: 'superseded',
-      supersededBy: next.id,
-      decidedBy: input.editor.id,
-      decidedAt: now,
-      updatedAt: now,
-    });
+    if (now >= record.expiresAt)
+      return { kind: 'not_editable', reason: 'expired', message: 'the proposal already expired' };
+    const applied = await t.tx.updateProposal(
+      record.tenant,
+      record.id,
+      { status: 'pending' },
+      {
+        status: 'superseded',
+        supersededBy: next.id,
+        decidedBy: input.editor.id,
+        decidedAt: now,
+        updatedAt: now,
+      },
+    );
     if (!applied) {
       const current = await t.tx.getProposal(record.tenant, record.id);
       const status = current?.status;
-      const reason: DenialReason = status === 'declined' || status === 'superseded' || status === 'expired' ? status : 'replayed';
+      const reason: DenialReason =
+        status === 'declined' || status === 'superseded' || status === 'expired' ? status : 'replayed';
       return { kind: 'not_editable', reason, message: `the proposal is ${status}` };
     }
     await t.tx.insertProposal(next);
@@ -84,7 +99,13 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
       step: 'proposed',
       actor: input.editor.id,
       digests: { proposed: next.digest },
-      detail: { operation: next.operation, supersedes: record.id, supersedesDigest: record.digest, scopeVersion: next.scopeVersion, viewVersion: next.viewVersion },
+      detail: {
+        operation: next.operation,
+        supersedes: record.id,
+        supersedesDigest: record.digest,
+        scopeVersion: next.scopeVersion,
+        viewVersion: next.viewVersion,
+      },
     });
     return { kind: 'edited', proposal: toProposal(next), superseded: record.id };
   });

@@ -32,7 +32,9 @@ class CommandRefused extends Error {
 class Fenced extends Error {}
 
 function isDefiniteFailure(value: unknown): value is DefiniteFailure {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'definite_failure';
+  return (
+    typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'definite_failure'
+  );
 }
 
 function factsOf(record: ProposalRecord): ProposalFacts {
@@ -57,16 +59,26 @@ export interface ExecuteOptions {
  * outcome; external effects have their attempt recorded before the call and their outcome after, and
  * a call whose response is lost ends `needs_reconciliation`, never retried.
  */
-export async function execute(ctx: EngineContext, contract: ExecutionContract, options: ExecuteOptions = {}): Promise<Outcome> {
+export async function execute(
+  ctx: EngineContext,
+  contract: ExecutionContract,
+  options: ExecuteOptions = {},
+): Promise<Outcome> {
   const fault = async (point: Parameters<FaultHook>[0]) => {
-    if (options.faults) await options.faults(point, { proposalId: contract.proposalId, attemptNumber: contract.attemptNumber });
+    if (options.faults)
+      await options.faults(point, { proposalId: contract.proposalId, attemptNumber: contract.attemptNumber });
   };
   await fault('after_claim');
   const operation = ctx.operations.get(contract.operation);
   if (!operation?.execute || !operation.arguments) {
-    throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: the operation has no executor here`);
+    throw new OperationContractError(
+      contract.operation,
+      `cannot execute ${contract.proposalId}: the operation has no executor here`,
+    );
   }
-  return operation.effect === 'local' ? executeLocal(ctx, operation, contract, fault) : executeExternal(ctx, operation, contract, fault);
+  return operation.effect === 'local'
+    ? executeLocal(ctx, operation, contract, fault)
+    : executeExternal(ctx, operation, contract, fault);
 }
 
 type Readiness =
@@ -75,13 +87,28 @@ type Readiness =
   | { readonly kind: 'ready'; readonly args: DeepReadonly<unknown> };
 
 /** Checks that this attempt still owns the proposal and that the contract is exactly what is stored. */
-function readiness(record: ProposalRecord | undefined, contract: ExecutionContract, operation: AnyOperation): Readiness {
-  if (!record) throw new OperationContractError(contract.operation, `cannot execute ${contract.proposalId}: no such proposal`);
-  if (record.status !== 'executing' || record.currentAttempt !== contract.attemptNumber) return { kind: 'stored', outcome: storedOutcome(record) };
+function readiness(
+  record: ProposalRecord | undefined,
+  contract: ExecutionContract,
+  operation: AnyOperation,
+): Readiness {
+  if (!record)
+    throw new OperationContractError(
+      contract.operation,
+      `cannot execute ${contract.proposalId}: no such proposal`,
+    );
+  if (record.status !== 'executing' || record.currentAttempt !== contract.attemptNumber)
+    return { kind: 'stored', outcome: storedOutcome(record) };
   if (record.digest !== contract.digest || canonicalize(contract.arguments) !== record.argumentsJson) {
-    return { kind: 'corrupt', outcome: failure('corrupt_approval_record', 'the contract does not match the stored proposal') };
+    return {
+      kind: 'corrupt',
+      outcome: failure('corrupt_approval_record', 'the contract does not match the stored proposal'),
+    };
   }
-  return { kind: 'ready', args: freeze<unknown>(operation.arguments!.parse(parseJson(record.argumentsJson))) };
+  return {
+    kind: 'ready',
+    args: freeze<unknown>(operation.arguments!.parse(parseJson(record.argumentsJson))),
+  };
 }
 
 /** Runs the operation's revalidation; an exception becomes a safe terminal failure. */
@@ -109,10 +136,23 @@ function revisionStep(reason: string): ExtraStep {
 }
 
 function stepBase(record: ProposalRecord, contract: ExecutionContract) {
-  return { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: 'system:executor', attemptId: contract.attemptId };
+  return {
+    tenant: record.tenant,
+    proposalId: record.id,
+    runId: record.runId,
+    actor: 'system:executor',
+    attemptId: contract.attemptId,
+  };
 }
 
-function failure(reason: 'corrupt_approval_record' | 'scope_mismatch' | 'invalid_requested_scope' | 'unsupported_scope_version', message: string): Outcome {
+function failure(
+  reason:
+    | 'corrupt_approval_record'
+    | 'scope_mismatch'
+    | 'invalid_requested_scope'
+    | 'unsupported_scope_version',
+  message: string,
+): Outcome {
   return { kind: 'terminal_failure', correlationId: newId('cor'), reason, message };
 }
 
@@ -126,9 +166,16 @@ function crashed(ctx: EngineContext, record: ProposalRecord, error: unknown, wha
 
 function guard(operation: AnyOperation, record: ProposalRecord, request: unknown): ExecutionDecision {
   const facts = factsOf(record);
-  const raw = operation.commandScope ? operation.commandScope(request as never, facts) : operation.toScope(request, facts);
+  const raw = operation.commandScope
+    ? operation.commandScope(request as never, facts)
+    : operation.toScope(request, facts);
   return authorizeExecution(
-    { operation, scopeVersion: record.scopeVersion, scope: parseJson(record.scopeJson), digest: record.scopeDigest },
+    {
+      operation,
+      scopeVersion: record.scopeVersion,
+      scope: parseJson(record.scopeJson),
+      digest: record.scopeDigest,
+    },
     raw,
   );
 }
@@ -173,11 +220,26 @@ async function executeLocal(
       }
       const revalidation = await revalidateArgs(ctx, operation, current, ready.args);
       if (revalidation.kind !== 'valid') {
-        const outcome: Outcome = revalidation.kind === 'crashed' ? revalidation.outcome : { kind: 'revision_required', reason: revalidation.reason };
-        await writeOutcome(now, t, current, contract, outcome, revalidation.kind === 'revision_required' ? revisionStep(revalidation.reason) : undefined);
+        const outcome: Outcome =
+          revalidation.kind === 'crashed'
+            ? revalidation.outcome
+            : { kind: 'revision_required', reason: revalidation.reason };
+        await writeOutcome(
+          now,
+          t,
+          current,
+          contract,
+          outcome,
+          revalidation.kind === 'revision_required' ? revisionStep(revalidation.reason) : undefined,
+        );
         return outcome;
       }
-      if (operation.revalidate) await t.record({ ...stepBase(current, contract), step: 'revalidated', digests: { approved: current.digest } });
+      if (operation.revalidate)
+        await t.record({
+          ...stepBase(current, contract),
+          step: 'revalidated',
+          digests: { approved: current.digest },
+        });
       await fault('after_revalidation');
       const command: ExecuteContext['command'] = async (request, call) => {
         const decision = guard(operation, current, request);
@@ -192,7 +254,10 @@ async function executeLocal(
         });
         return call(request, meta);
       };
-      const result = await operation.execute!(ready.args, executeContext(current, contract, t.tx.local, command));
+      const result = await operation.execute!(
+        ready.args,
+        executeContext(current, contract, t.tx.local, command),
+      );
       const outcome: Outcome = isDefiniteFailure(result)
         ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
         : { kind: 'succeeded', result: jsonOrNull(result) };
@@ -204,8 +269,14 @@ async function executeLocal(
     if (!record) throw error;
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
     if (error instanceof FencedAttemptError || error instanceof OperationContractError) throw error;
-    if (error instanceof CommandRefused) return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
-    return finish(ctx, record, contract, crashed(ctx, record, error, 'the local effect failed and was rolled back'));
+    if (error instanceof CommandRefused)
+      return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+    return finish(
+      ctx,
+      record,
+      contract,
+      crashed(ctx, record, error, 'the local effect failed and was rolled back'),
+    );
   }
 }
 
@@ -233,21 +304,35 @@ async function callProvider(
   const revalidation = await revalidateArgs(ctx, operation, record, args);
   if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
   if (revalidation.kind === 'revision_required') {
-    return finish(ctx, record, contract, { kind: 'revision_required', reason: revalidation.reason }, revisionStep(revalidation.reason));
+    return finish(
+      ctx,
+      record,
+      contract,
+      { kind: 'revision_required', reason: revalidation.reason },
+      revisionStep(revalidation.reason),
+    );
   }
   if (operation.revalidate) {
-    await inTransaction(ctx, (t) => t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }));
+    await inTransaction(ctx, (t) =>
+      t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }),
+    );
   }
   await fault('after_revalidation');
   let sent = false;
   const command: ExecuteContext['command'] = async (request, call) => {
-    if (sent) throw new OperationContractError(operation.kind, 'an external executor makes exactly one command per attempt');
+    if (sent)
+      throw new OperationContractError(
+        operation.kind,
+        'an external executor makes exactly one command per attempt',
+      );
     const decision = guard(operation, record, request);
     if (decision.kind === 'denied') throw new CommandRefused(decision);
     const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
-      const issued = await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', { commandId: meta.commandId });
+      const issued = await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
+        commandId: meta.commandId,
+      });
       if (!issued) throw new Fenced();
       await t.record({
         ...stepBase(record, contract),
@@ -268,18 +353,51 @@ async function callProvider(
     result = await operation.execute!(args, executeContext(record, contract, undefined, command));
   } catch (error) {
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
-    if (error instanceof CommandRefused) return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+    if (error instanceof CommandRefused)
+      return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
     if (sent) {
-      ctx.logger.warn({ proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error }, 'provider response lost');
-      return finish(ctx, record, contract, { kind: 'needs_reconciliation', statusPath: statusPath(record) }, undefined, fault);
+      ctx.logger.warn(
+        { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
+        'provider response lost',
+      );
+      return finish(
+        ctx,
+        record,
+        contract,
+        { kind: 'needs_reconciliation', statusPath: statusPath(record) },
+        undefined,
+        fault,
+      );
     }
-    return finish(ctx, record, contract, crashed(ctx, record, error, 'the executor failed before any command was sent'));
+    return finish(
+      ctx,
+      record,
+      contract,
+      crashed(ctx, record, error, 'the executor failed before any command was sent'),
+    );
   }
   if (isDefiniteFailure(result)) {
-    return finish(ctx, record, contract, { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }, undefined, fault);
+    return finish(
+      ctx,
+      record,
+      contract,
+      { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message },
+      undefined,
+      fault,
+    );
   }
   if (!sent) {
-    return finish(ctx, record, contract, crashed(ctx, record, new OperationContractError(operation.kind, 'external executor returned without a command'), 'the executor made no command'));
+    return finish(
+      ctx,
+      record,
+      contract,
+      crashed(
+        ctx,
+        record,
+        new OperationContractError(operation.kind, 'external executor returned without a command'),
+        'the executor made no command',
+      ),
+    );
   }
   await fault('before_outcome_commit');
   return finish(ctx, record, contract, { kind: 'succeeded', result: jsonOrNull(result) }, undefined, fault);
@@ -307,7 +425,10 @@ function refusedStep(error: CommandRefused) {
     step: 'denied' as const,
     reason: error.decision.reason,
     digests: error.decision.requestedDigest ? { requested: error.decision.requestedDigest } : {},
-    detail: { diff: error.decision.diff.map(formatScopeChange), issues: error.decision.issues.map((i) => `${i.path}: ${i.message}`) },
+    detail: {
+      diff: error.decision.diff.map(formatScopeChange),
+      issues: error.decision.issues.map((i) => `${i.path}: ${i.message}`),
+    },
   };
 }
 
@@ -364,7 +485,12 @@ async function writeOutcome(
   await t.record({
     ...base,
     step: 'outcome',
-    reason: outcome.kind === 'terminal_failure' ? (outcome.reason ?? null) : outcome.kind === 'revision_required' ? 'revision_required' : null,
+    reason:
+      outcome.kind === 'terminal_failure'
+        ? (outcome.reason ?? null)
+        : outcome.kind === 'revision_required'
+          ? 'revision_required'
+          : null,
     digests: { approved: record.digest },
     detail: outcomeDetail(outcome),
   });

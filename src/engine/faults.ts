@@ -11,4 +11,7 @@ export type FaultPoint =
   | 'between_outcome_and_audit';
 
 /** Called at each {@link FaultPoint}; a test hook may kill the process there. */
-export type FaultHook = (point: FaultPoint, info: { readonly proposalId: string; readonly attemptNumber: number }) => void | Promise<void>;
+export type FaultHook = (
+  point: FaultPoint,
+  info: { readonly proposalId: string; readonly attemptNumber: number },
+) => void | Promise<void>;

@@ -18,7 +18,10 @@ export interface InvalidRequest {
 }
 
 /** Builds an {@link InvalidRequest} whose model message names every field at fault. */
-export function invalidRequest(issues: readonly InputIssue[], reason: InvalidRequest['reason'] = 'invalid_request'): InvalidRequest {
+export function invalidRequest(
+  issues: readonly InputIssue[],
+  reason: InvalidRequest['reason'] = 'invalid_request',
+): InvalidRequest {
   return {
     kind: 'invalid_request',
     reason,
@@ -47,28 +50,46 @@ export async function freezeProposal(
   const prepare = operation.prepare;
   const argumentsSchema = operation.arguments;
   if (!requestSchema || !prepare || !argumentsSchema) {
-    throw new OperationContractError(operation.kind, 'cannot be proposed: it defines no request, prepare or arguments');
+    throw new OperationContractError(
+      operation.kind,
+      'cannot be proposed: it defines no request, prepare or arguments',
+    );
   }
   try {
     canonicalize(rawRequest);
   } catch (error) {
-    if (error instanceof CanonicalizationError) return invalidRequest([{ path: error.path, message: error.message }]);
+    if (error instanceof CanonicalizationError)
+      return invalidRequest([{ path: error.path, message: error.message }]);
     throw error;
   }
   const parsed = requestSchema.safeParse(rawRequest);
   if (!parsed.success) return invalidRequest(toInputIssues(parsed.error));
 
-  const prepared = await prepare(parsed.data, { ...facts, reject: (modelMessage: string) => ({ kind: 'rejected', modelMessage }) });
+  const prepared = await prepare(parsed.data, {
+    ...facts,
+    reject: (modelMessage: string) => ({ kind: 'rejected', modelMessage }),
+  });
   if (isRejection(prepared)) {
-    return { kind: 'invalid_request', reason: 'invalid_request', issues: [], modelMessage: prepared.modelMessage };
+    return {
+      kind: 'invalid_request',
+      reason: 'invalid_request',
+      issues: [],
+      modelMessage: prepared.modelMessage,
+    };
   }
   const args = argumentsSchema.safeParse(prepared.arguments);
   if (!args.success) {
-    throw new OperationContractError(operation.kind, `prepare returned invalid arguments: ${formatIssues(toInputIssues(args.error))}`);
+    throw new OperationContractError(
+      operation.kind,
+      `prepare returned invalid arguments: ${formatIssues(toInputIssues(args.error))}`,
+    );
   }
   const scope = buildScope(operation, operation.toScope(args.data, facts));
   if (scope.kind === 'invalid') {
-    throw new OperationContractError(operation.kind, `toScope built an invalid scope: ${formatIssues(scope.issues)}`);
+    throw new OperationContractError(
+      operation.kind,
+      `toScope built an invalid scope: ${formatIssues(scope.issues)}`,
+    );
   }
   const argumentsJson = canonicalize(args.data);
   const previewJson = canonicalize(prepared.preview);

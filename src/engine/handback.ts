@@ -16,15 +16,20 @@ export interface HandbackItem {
  * The bounded handback context for the next model turn of a run: one safe sentence per proposal of
  * that run, newest first, at most `limit`. Text comes from the application, never from the model.
  */
-export async function handback(ctx: EngineContext, input: { tenant: string; runId: string; limit?: number }): Promise<HandbackItem[]> {
+export async function handback(
+  ctx: EngineContext,
+  input: { tenant: string; runId: string; limit?: number },
+): Promise<HandbackItem[]> {
   const page = await listProposals(ctx, input.tenant, { runId: input.runId, limit: input.limit ?? 20 });
   return page.items.map((p) => {
     const operation = ctx.operations.get(p.operation);
     let text: string;
     if (p.outcome && operation) text = operation.handback(p.outcome as Outcome);
     else if (p.status === 'pending') text = 'Waiting for a human decision.';
-    else if (p.status === 'declined') text = `A human declined it${p.decisionNote ? `: ${p.decisionNote}` : '.'}`;
-    else if (p.status === 'superseded') text = `An operator edited it; the new proposal is ${p.supersededBy}.`;
+    else if (p.status === 'declined')
+      text = `A human declined it${p.decisionNote ? `: ${p.decisionNote}` : '.'}`;
+    else if (p.status === 'superseded')
+      text = `An operator edited it; the new proposal is ${p.supersededBy}.`;
     else if (p.status === 'expired') text = 'It expired before anyone approved it.';
     else text = 'It is executing.';
     return { proposalId: p.id, operation: p.operation, short: p.short, status: p.status, text };

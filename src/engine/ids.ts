@@ -20,7 +20,7 @@ function base32(bytes: Uint8Array): string {
 }
 
 /** An opaque, unguessable id with a type prefix: `prp_…`, `att_…`, `cmd_…` (128 random bits). */
-export function newId(prefix: 'prp' | 'att' | 'cmd' | 'evt' | 'run' | 'cor'): string {
+export function newId(prefix: 'prp' | 'att' | 'cmd' | 'evt' | 'run' | 'cor' | 'grt'): string {
   return `${prefix}_${base32(randomBytes(16))}`;
 }
 

@@ -10,6 +10,7 @@ export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
 export { FencedAttemptError, OperationContractError } from './errors.js';
 export type { FaultHook, FaultPoint } from './faults.js';
+export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './grants.js';
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackItem } from './handback.js';
 export { newId } from './ids.js';

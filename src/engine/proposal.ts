@@ -1,4 +1,3 @@
-import { canonicalize } from '../canonical/canonicalize.js';
 import { digest, shortHash } from '../canonical/digest.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { parseJson } from '../canonical/parse-json.js';

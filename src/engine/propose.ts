@@ -4,6 +4,8 @@ import type { EngineContext } from './engine-context.js';
 import { inTransaction } from './audit-step.js';
 import { freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { type Proposal, toProposal } from './proposal.js';
+import { execute, type ExecuteOptions } from './execute.js';
+import { applyGrants, type GrantDecision } from './grants.js';
 
 /** What an agent (through the application) proposes. Tenant, resource and requester come from the server. */
 export interface ProposeInput {
@@ -20,31 +22,60 @@ export interface ProposeInput {
   readonly runId: string | null | undefined;
 }
 
-/** `proposed` with the frozen, pending proposal; or an invalid request with text the model can act on. */
-export type ProposeResult = { readonly kind: 'proposed'; readonly proposal: Proposal } | InvalidRequest;
+/**
+ * `proposed` with the frozen proposal (and, when one of the agent's grants covers the operation,
+ * what the grant decided); or an invalid request with text the model can act on.
+ */
+export type ProposeResult =
+  | { readonly kind: 'proposed'; readonly proposal: Proposal; readonly grant?: GrantDecision }
+  | InvalidRequest;
 
 function requireText(name: string, value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) throw new ConfigurationError(`propose: ${name} must be a non-empty string from the server`);
+  if (typeof value !== 'string' || value.length === 0)
+    throw new ConfigurationError(`propose: ${name} must be a non-empty string from the server`);
   return value;
 }
 
-/** Turns a model's request into a frozen, durable, pending proposal. */
-export async function propose(ctx: EngineContext, input: ProposeInput): Promise<ProposeResult> {
+/**
+ * Turns a model's request into a frozen, durable, pending proposal. When a live grant of the
+ * proposing agent covers it, the grant approves it (audited `approved_by_grant`) and it executes
+ * through the same claim as a human approval.
+ */
+export async function propose(
+  ctx: EngineContext,
+  input: ProposeInput,
+  executeOptions: ExecuteOptions = {},
+): Promise<ProposeResult> {
   const tenant = requireText('tenant', input.tenant);
   const resource = requireText('resource', input.resource);
   const requestedBy = requireText('requestedBy', input.requestedBy);
   if (typeof input.runId !== 'string' || input.runId.trim() === '') {
-    return invalidRequest([{ path: '$.runId', message: 'a run id is required; proposals are never matched to "the latest" run' }], 'run_id_missing');
+    return invalidRequest(
+      [{ path: '$.runId', message: 'a run id is required; proposals are never matched to "the latest" run' }],
+      'run_id_missing',
+    );
   }
   const operation = ctx.operations.get(input.operation);
   if (!operation) {
-    return invalidRequest([{ path: '$.operation', message: `unknown operation "${input.operation}" (known: ${[...ctx.operations.keys()].join(', ')})` }]);
+    return invalidRequest([
+      {
+        path: '$.operation',
+        message: `unknown operation "${input.operation}" (known: ${[...ctx.operations.keys()].join(', ')})`,
+      },
+    ]);
   }
-  const facts: ProposalFacts = { tenant, section: input.section ?? null, resource, requestedBy, runId: input.runId, operation: operation.kind };
+  const facts: ProposalFacts = {
+    tenant,
+    section: input.section ?? null,
+    resource,
+    requestedBy,
+    runId: input.runId,
+    operation: operation.kind,
+  };
   const frozen = await freezeProposal(ctx, operation, input.request, facts, { supersedes: null });
   if (frozen.kind !== 'frozen') return frozen;
   const { record } = frozen;
-  await inTransaction(ctx, async (t) => {
+  const grant = await inTransaction(ctx, async (t) => {
     await t.tx.insertProposal(record);
     await t.record({
       tenant,
@@ -53,8 +84,22 @@ export async function propose(ctx: EngineContext, input: ProposeInput): Promise<
       step: 'proposed',
       actor: requestedBy,
       digests: { proposed: record.digest },
-      detail: { operation: operation.kind, scopeVersion: record.scopeVersion, viewVersion: record.viewVersion, scopeDigest: record.scopeDigest },
+      detail: {
+        operation: operation.kind,
+        scopeVersion: record.scopeVersion,
+        viewVersion: record.viewVersion,
+        scopeDigest: record.scopeDigest,
+      },
     });
+    return applyGrants(ctx, t, record);
   });
-  return { kind: 'proposed', proposal: toProposal(record) };
+  if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
+  if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };
+  const outcome = await execute(ctx, grant.contract, executeOptions);
+  const stored = await ctx.store.transaction((tx) => tx.getProposal(tenant, record.id));
+  return {
+    kind: 'proposed',
+    proposal: toProposal(stored ?? record),
+    grant: { kind: 'approved_by_grant', grantId: grant.grantId, outcome },
+  };
 }

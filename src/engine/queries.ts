@@ -22,7 +22,11 @@ export interface ListInput {
 }
 
 /** One proposal of a tenant, or undefined (another tenant's proposal is indistinguishable from a missing one). */
-export async function getProposal(ctx: EngineContext, tenant: string, proposalId: string): Promise<Proposal | undefined> {
+export async function getProposal(
+  ctx: EngineContext,
+  tenant: string,
+  proposalId: string,
+): Promise<Proposal | undefined> {
   const record = await ctx.store.transaction((tx) => tx.getProposal(tenant, proposalId));
   return record ? toProposal(record) : undefined;
 }
@@ -34,7 +38,11 @@ function decodeCursor(cursor: string | undefined): { createdAt: number; id: stri
 }
 
 /** A tenant's proposals, newest first, paginated by an opaque cursor. */
-export async function listProposals(ctx: EngineContext, tenant: string, input: ListInput = {}): Promise<ProposalPage> {
+export async function listProposals(
+  ctx: EngineContext,
+  tenant: string,
+  input: ListInput = {},
+): Promise<ProposalPage> {
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50), 1), 200);
   const before = decodeCursor(input.cursor);
   const records = await ctx.store.transaction((tx) =>
@@ -50,17 +58,28 @@ export async function listProposals(ctx: EngineContext, tenant: string, input: L
   const last = page[page.length - 1];
   return {
     items: page.map((r) => toProposal(r)),
-    ...(records.length > limit && last ? { nextCursor: Buffer.from(`${last.createdAt}~${last.id}`).toString('base64url') } : {}),
+    ...(records.length > limit && last
+      ? { nextCursor: Buffer.from(`${last.createdAt}~${last.id}`).toString('base64url') }
+      : {}),
   };
 }
 
 /** An audit event with the short hashes an operator matches by eye. */
 export interface AuditLine extends AuditEvent {
-  readonly short: { readonly proposed?: string; readonly seen?: string; readonly approved?: string; readonly requested?: string };
+  readonly short: {
+    readonly proposed?: string;
+    readonly seen?: string;
+    readonly approved?: string;
+    readonly requested?: string;
+  };
 }
 
 /** Every audit event of one proposal, in order, with short hashes. */
-export async function proposalAudit(ctx: EngineContext, tenant: string, proposalId: string): Promise<AuditLine[]> {
+export async function proposalAudit(
+  ctx: EngineContext,
+  tenant: string,
+  proposalId: string,
+): Promise<AuditLine[]> {
   const events = await ctx.store.transaction((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
   return events.map((e) => ({
     ...e,

@@ -31,18 +31,30 @@ export type ReconcileResult =
  */
 export async function reconcile(ctx: EngineContext, input: ReconcileInput): Promise<ReconcileResult> {
   const { actor } = input;
-  const allowed = actor.tenant === input.tenant && (actor.kind === 'system' || mayDecide(ctx, actor, input.tenant));
-  const record = actor.tenant === input.tenant ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId)) : undefined;
+  const allowed =
+    actor.tenant === input.tenant && (actor.kind === 'system' || mayDecide(ctx, actor, input.tenant));
+  const record =
+    actor.tenant === input.tenant
+      ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId))
+      : undefined;
   if (!record) return { kind: 'not_reconcilable', reason: 'not_found', message: 'no such proposal' };
   if (!allowed) return { kind: 'not_reconcilable', reason: 'forbidden', message: 'not allowed to reconcile' };
   if (record.status !== 'needs_reconciliation') {
-    return { kind: 'not_reconcilable', reason: 'replayed', message: `the proposal is ${record.status}, not waiting for reconciliation` };
+    return {
+      kind: 'not_reconcilable',
+      reason: 'replayed',
+      message: `the proposal is ${record.status}, not waiting for reconciliation`,
+    };
   }
   const operation = ctx.operations.get(record.operation);
   const attempts = await ctx.store.transaction((tx) => tx.listAttempts(record.tenant, record.id));
   const attempt = attempts.find((a) => a.number === record.currentAttempt);
   if (!operation?.reconcile || !operation.arguments || !attempt) {
-    return { kind: 'not_reconcilable', reason: 'unsupported_scope_version', message: `${record.operation} cannot be reconciled by this server` };
+    return {
+      kind: 'not_reconcilable',
+      reason: 'unsupported_scope_version',
+      message: `${record.operation} cannot be reconciled by this server`,
+    };
   }
   const answer: Reconciliation<unknown> = await operation.reconcile({
     proposalId: record.id,
@@ -58,14 +70,29 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
       : { kind: 'terminal_failure', correlationId: newId('cor'), message: answer.message };
   return inTransaction(ctx, async (t): Promise<ReconcileResult> => {
     const now = ctx.clock.now();
-    const applied = await t.tx.updateProposal(record.tenant, record.id, { status: 'needs_reconciliation', attempt: attempt.number }, {
-      status: outcome.kind,
-      outcomeJson: canonicalize(outcome),
-      updatedAt: now,
+    const applied = await t.tx.updateProposal(
+      record.tenant,
+      record.id,
+      { status: 'needs_reconciliation', attempt: attempt.number },
+      {
+        status: outcome.kind,
+        outcomeJson: canonicalize(outcome),
+        updatedAt: now,
+      },
+    );
+    if (!applied)
+      return { kind: 'not_reconcilable', reason: 'replayed', message: 'another reconciliation came first' };
+    await t.tx.updateAttempt(record.tenant, attempt.id, 'needs_reconciliation', {
+      status: 'completed',
+      finishedAt: now,
     });
-    if (!applied) return { kind: 'not_reconcilable', reason: 'replayed', message: 'another reconciliation came first' };
-    await t.tx.updateAttempt(record.tenant, attempt.id, 'needs_reconciliation', { status: 'completed', finishedAt: now });
-    const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: actor.id, attemptId: attempt.id };
+    const base = {
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      actor: actor.id,
+      attemptId: attempt.id,
+    };
     await t.record({
       ...base,
       step: 'reconciled',
@@ -73,7 +100,12 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
       digests: { approved: record.digest },
       detail: { provider: answer.kind, idempotencyKey: attempt.idempotencyKey },
     });
-    await t.record({ ...base, step: 'outcome', digests: { approved: record.digest }, detail: { outcome: outcome.kind } });
+    await t.record({
+      ...base,
+      step: 'outcome',
+      digests: { approved: record.digest },
+      detail: { outcome: outcome.kind },
+    });
     return { kind: 'reconciled', outcome };
   });
 }

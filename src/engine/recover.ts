@@ -46,9 +46,14 @@ type Takeover =
  * The old attempt is fenced: its worker, if it wakes, cannot commit. Repeated or concurrent sweeps
  * do nothing twice; after `maxAttempts` the proposal is parked for an operator.
  */
-export async function recover(ctx: EngineContext, options: RecoverOptions & ExecuteOptions = {}): Promise<RecoverySummary> {
+export async function recover(
+  ctx: EngineContext,
+  options: RecoverOptions & ExecuteOptions = {},
+): Promise<RecoverySummary> {
   const maxAttempts = options.maxAttempts ?? 3;
-  const expired = await ctx.store.transaction((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
+  const expired = await ctx.store.transaction((tx) =>
+    tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100),
+  );
   let rerun = 0;
   let toReconciliation = 0;
   let parked = 0;
@@ -70,15 +75,28 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
     const now = ctx.clock.now();
     const record = await t.tx.getProposal(attempt.tenant, attempt.proposalId);
     const current = await t.tx.getAttempt(attempt.tenant, attempt.id);
-    if (!record || !current || current.status !== 'executing' || current.leaseUntil >= now) return { kind: 'skipped' };
+    if (!record || !current || current.status !== 'executing' || current.leaseUntil >= now)
+      return { kind: 'skipped' };
     if (record.status !== 'executing' || record.currentAttempt !== attempt.number) return { kind: 'skipped' };
     const operation = ctx.operations.get(record.operation);
-    const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: 'system:recovery', attemptId: attempt.id };
+    const base = {
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      actor: 'system:recovery',
+      attemptId: attempt.id,
+    };
 
     if (operation?.effect === 'external' && current.commandId !== null) {
       const outcome: Outcome = { kind: 'needs_reconciliation', statusPath: statusPath(record) };
       await finishAs(t.tx, record, attempt, outcome, 'needs_reconciliation', now);
-      await t.record({ ...base, step: 'outcome', commandId: current.commandId, digests: { approved: record.digest }, detail: { outcome: outcome.kind, recovery: true } });
+      await t.record({
+        ...base,
+        step: 'outcome',
+        commandId: current.commandId,
+        digests: { approved: record.digest },
+        detail: { outcome: outcome.kind, recovery: true },
+      });
       return { kind: 'reconcile' };
     }
     if (!operation || attempt.number >= maxAttempts) {
@@ -88,13 +106,29 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
         message: `recovery gave up after ${attempt.number} attempts; nothing was committed or sent`,
       };
       await finishAs(t.tx, record, attempt, outcome, 'abandoned', now);
-      await t.record({ ...base, step: 'outcome', digests: { approved: record.digest }, detail: { outcome: outcome.kind, parked: true, correlationId: outcome.correlationId } });
-      ctx.logger.warn({ proposalId: record.id, attempts: attempt.number, correlationId: outcome.correlationId }, 'recovery parked a proposal');
+      await t.record({
+        ...base,
+        step: 'outcome',
+        digests: { approved: record.digest },
+        detail: { outcome: outcome.kind, parked: true, correlationId: outcome.correlationId },
+      });
+      ctx.logger.warn(
+        { proposalId: record.id, attempts: attempt.number, correlationId: outcome.correlationId },
+        'recovery parked a proposal',
+      );
       return { kind: 'parked' };
     }
     const number = attempt.number + 1;
-    const moved = await t.tx.updateProposal(record.tenant, record.id, { status: 'executing', attempt: attempt.number }, { currentAttempt: number, updatedAt: now });
-    const fenced = await t.tx.updateAttempt(record.tenant, attempt.id, 'executing', { status: 'abandoned', finishedAt: now });
+    const moved = await t.tx.updateProposal(
+      record.tenant,
+      record.id,
+      { status: 'executing', attempt: attempt.number },
+      { currentAttempt: number, updatedAt: now },
+    );
+    const fenced = await t.tx.updateAttempt(record.tenant, attempt.id, 'executing', {
+      status: 'abandoned',
+      finishedAt: now,
+    });
     if (!moved || !fenced) throw new Error('recovery lost a race inside its own transaction');
     const id = newId('att');
     const key = idempotencyKeyOf(record.id, number);
@@ -110,7 +144,13 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
       startedAt: now,
       finishedAt: null,
     });
-    await t.record({ ...base, attemptId: id, step: 'claimed', digests: { approved: record.digest }, detail: { attempt: number, takeoverOf: attempt.id, recovery: true } });
+    await t.record({
+      ...base,
+      attemptId: id,
+      step: 'claimed',
+      digests: { approved: record.digest },
+      detail: { attempt: number, takeoverOf: attempt.id, recovery: true },
+    });
     return { kind: 'rerun', contract: contractOf(record, id, number, key) };
   });
 }
@@ -123,11 +163,19 @@ async function finishAs(
   attemptStatus: 'needs_reconciliation' | 'abandoned',
   now: number,
 ): Promise<void> {
-  const applied = await tx.updateProposal(record.tenant, record.id, { status: 'executing', attempt: attempt.number }, {
-    status: outcome.kind,
-    outcomeJson: canonicalize(outcome),
-    updatedAt: now,
+  const applied = await tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'executing', attempt: attempt.number },
+    {
+      status: outcome.kind,
+      outcomeJson: canonicalize(outcome),
+      updatedAt: now,
+    },
+  );
+  const fenced = await tx.updateAttempt(record.tenant, attempt.id, 'executing', {
+    status: attemptStatus,
+    finishedAt: now,
   });
-  const fenced = await tx.updateAttempt(record.tenant, attempt.id, 'executing', { status: attemptStatus, finishedAt: now });
   if (!applied || !fenced) throw new Error('recovery lost a race inside its own transaction');
 }

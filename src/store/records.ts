@@ -107,5 +107,35 @@ export interface AttemptRecord {
 /** Fields of an attempt that change. */
 export type AttemptPatch = Partial<Pick<AttemptRecord, 'status' | 'leaseUntil' | 'commandId' | 'finishedAt'>>;
 
+/**
+ * A bounded approval: an admin lets one agent principal's proposals of some operations, on one
+ * resource boundary, within typed constraints and optional cumulative caps, execute without a
+ * click until it expires or is revoked.
+ */
+export interface GrantRecord {
+  readonly tenant: string;
+  readonly id: string;
+  /** The agent principal whose proposals the grant approves. */
+  readonly subject: string;
+  /** Canonical JSON array of operation kinds. */
+  readonly operationsJson: string;
+  /** The exact resource the grant is bounded to, or a prefix ending in `*`. */
+  readonly resource: string;
+  /** Canonical JSON of the constraints by scope field. */
+  readonly constraintsJson: string;
+  /** The numeric scope field a cumulative cap sums (e.g. `amount_minor`). */
+  readonly capField: string | null;
+  readonly capTotal: number | null;
+  readonly capUses: number | null;
+  readonly usedCount: number;
+  readonly usedTotal: number;
+  readonly expiresAt: number;
+  readonly createdAt: number;
+  readonly createdBy: string;
+  readonly revokedAt: number | null;
+  readonly revokedBy: string | null;
+  readonly note: string | null;
+}
+
 /** Re-export for stores that persist outcomes. */
 export type { Outcome };

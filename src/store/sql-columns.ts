@@ -1,4 +1,4 @@
-import type { AttemptRecord, ProposalRecord } from './records.js';
+import type { AttemptRecord, GrantRecord, ProposalRecord } from './records.js';
 
 // One list maps record fields to SQL columns for every SQL backend, so the backends cannot drift.
 export const PROPOSAL_COLUMNS = [
@@ -47,7 +47,28 @@ export const ATTEMPT_COLUMNS = [
   ['finishedAt', 'finished_at'],
 ] as const satisfies readonly (readonly [keyof AttemptRecord, string])[];
 
+export const GRANT_COLUMNS = [
+  ['tenant', 'tenant'],
+  ['id', 'id'],
+  ['subject', 'subject'],
+  ['operationsJson', 'operations_json'],
+  ['resource', 'resource'],
+  ['constraintsJson', 'constraints_json'],
+  ['capField', 'cap_field'],
+  ['capTotal', 'cap_total'],
+  ['capUses', 'cap_uses'],
+  ['usedCount', 'used_count'],
+  ['usedTotal', 'used_total'],
+  ['expiresAt', 'expires_at'],
+  ['createdAt', 'created_at'],
+  ['createdBy', 'created_by'],
+  ['revokedAt', 'revoked_at'],
+  ['revokedBy', 'revoked_by'],
+  ['note', 'note'],
+] as const satisfies readonly (readonly [keyof GrantRecord, string])[];
+
 const INTEGER_FIELDS = new Set([
+  'capTotal', 'capUses', 'usedCount', 'usedTotal', 'revokedAt',
   'formatVersion', 'scopeVersion', 'viewVersion', 'createdAt', 'expiresAt', 'decidedAt', 'currentAttempt',
   'updatedAt', 'number', 'leaseUntil', 'startedAt', 'finishedAt', 'seq', 'at',
 ]);

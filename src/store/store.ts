@@ -4,6 +4,7 @@ import type {
   AttemptPatch,
   AttemptRecord,
   AttemptStatus,
+  GrantRecord,
   ProposalPatch,
   ProposalRecord,
   ProposalStatus,
@@ -67,16 +68,46 @@ export interface StoreTransaction {
   getAttempt(tenant: string, id: string): Promise<AttemptRecord | undefined>;
   listAttempts(tenant: string, proposalId: string): Promise<AttemptRecord[]>;
   /** Compare-and-set on an attempt's status. */
-  updateAttempt(tenant: string, id: string, expectedStatus: AttemptStatus, patch: AttemptPatch): Promise<boolean>;
+  updateAttempt(
+    tenant: string,
+    id: string,
+    expectedStatus: AttemptStatus,
+    patch: AttemptPatch,
+  ): Promise<boolean>;
   /** `executing` attempts whose lease ended before `now`, across tenants. */
   listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]>;
+  insertGrant(record: GrantRecord): Promise<void>;
+  getGrant(tenant: string, id: string): Promise<GrantRecord | undefined>;
+  /** A tenant's grants, newest first; `subject` narrows to one agent principal. */
+  listGrants(
+    tenant: string,
+    query: { readonly subject?: string; readonly limit: number },
+  ): Promise<GrantRecord[]>;
+  /**
+   * Spends one use of a grant (and `amount` of its cumulative cap) as one compare-and-set: only
+   * when it is not revoked, `now` is before its expiry and both caps still hold after the spend.
+   */
+  spendGrant(
+    tenant: string,
+    id: string,
+    spend: { readonly amount: number; readonly now: number },
+  ): Promise<boolean>;
+  /** Revokes a live grant (compare-and-set on `revokedAt IS NULL`). */
+  revokeGrant(
+    tenant: string,
+    id: string,
+    revoke: { readonly by: string; readonly now: number },
+  ): Promise<boolean>;
   /**
    * Appends one audit event to its tenant's chain. `build` receives the current head (locked until
    * commit) and returns the chained event.
    */
   appendAudit(tenant: string, build: (head: ChainHead | undefined) => AuditEvent): Promise<AuditEvent>;
   /** A tenant's events in chain order; `proposalId` narrows to one proposal. */
-  listAudit(tenant: string, query: { readonly proposalId?: string; readonly afterSeq?: number; readonly limit: number }): Promise<AuditEvent[]>;
+  listAudit(
+    tenant: string,
+    query: { readonly proposalId?: string; readonly afterSeq?: number; readonly limit: number },
+  ): Promise<AuditEvent[]>;
   /** The head of a tenant's chain as stored. */
   auditHead(tenant: string): Promise<ChainHead | undefined>;
   /** Every tenant that has audit events. */

@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { chainEvent } from '../audit/chain.js';
 import type { AuditEventDraft } from '../audit/event.js';
-import { PROPOSAL_FORMAT_VERSION, type AttemptRecord, type ProposalRecord } from '../store/records.js';
+import {
+  PROPOSAL_FORMAT_VERSION,
+  type AttemptRecord,
+  type GrantRecord,
+  type ProposalRecord,
+} from '../store/records.js';
 import type { Store } from '../store/store.js';
 
 /** One behaviour every store must have; run each with your test framework's `it`/`test`. */
@@ -50,7 +55,11 @@ export function sampleProposal(overrides: Partial<ProposalRecord> = {}): Proposa
   };
 }
 
-function sampleAttempt(proposal: ProposalRecord, number: number, overrides: Partial<AttemptRecord> = {}): AttemptRecord {
+function sampleAttempt(
+  proposal: ProposalRecord,
+  number: number,
+  overrides: Partial<AttemptRecord> = {},
+): AttemptRecord {
   return {
     tenant: proposal.tenant,
     id: `att_${proposal.id.slice(4)}_${number}`,
@@ -62,6 +71,30 @@ function sampleAttempt(proposal: ProposalRecord, number: number, overrides: Part
     commandId: null,
     startedAt: 1_000,
     finishedAt: null,
+    ...overrides,
+  };
+}
+
+function sampleGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
+  sequence++;
+  return {
+    tenant: 'acme',
+    id: `grt_conformance${String(sequence).padStart(12, '0')}`,
+    subject: 'agent:acme',
+    operationsJson: '["invoice.pay"]',
+    resource: 'invoice:*',
+    constraintsJson: '{"amount_minor":{"max":10000}}',
+    capField: 'amount_minor',
+    capTotal: 30_000,
+    capUses: null,
+    usedCount: 0,
+    usedTotal: 0,
+    expiresAt: 5_000_000_000_000,
+    createdAt: 1_000 + sequence,
+    createdBy: 'user:root',
+    revokedAt: null,
+    revokedBy: null,
+    note: null,
     ...overrides,
   };
 }
@@ -109,7 +142,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       await store.migrate();
     }),
     withStore('a proposal round-trips every field exactly', async (store) => {
-      const record = sampleProposal({ section: null, seal: 'c'.repeat(64), decisionNote: 'line\nbreak "quoted" ✓' });
+      const record = sampleProposal({
+        section: null,
+        seal: 'c'.repeat(64),
+        decisionNote: 'line\nbreak "quoted" ✓',
+      });
       await store.transaction((tx) => tx.insertProposal(record));
       const back = await store.transaction((tx) => tx.getProposal(record.tenant, record.id));
       assert.deepEqual(back, record);
@@ -123,20 +160,48 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       });
       assert.equal(await store.transaction((tx) => tx.getProposal('globex', mine.id)), undefined);
       const listed = await store.transaction((tx) => tx.listProposals('acme', { limit: 10 }));
-      assert.deepEqual(listed.map((r) => r.id), [mine.id]);
-      const applied = await store.transaction((tx) => tx.updateProposal('globex', mine.id, { status: 'pending' }, { status: 'declined' }));
+      assert.deepEqual(
+        listed.map((r) => r.id),
+        [mine.id],
+      );
+      const applied = await store.transaction((tx) =>
+        tx.updateProposal('globex', mine.id, { status: 'pending' }, { status: 'declined' }),
+      );
       assert.equal(applied, false);
     }),
     withStore('updateProposal is a compare-and-set on status and attempt', async (store) => {
       const record = sampleProposal();
       await store.transaction((tx) => tx.insertProposal(record));
-      const first = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 }));
-      const second = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 }));
+      const first = await store.transaction((tx) =>
+        tx.updateProposal(
+          'acme',
+          record.id,
+          { status: 'pending' },
+          { status: 'executing', currentAttempt: 1 },
+        ),
+      );
+      const second = await store.transaction((tx) =>
+        tx.updateProposal(
+          'acme',
+          record.id,
+          { status: 'pending' },
+          { status: 'executing', currentAttempt: 1 },
+        ),
+      );
       assert.equal(first, true);
       assert.equal(second, false);
-      const fenced = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'executing', attempt: 2 }, { status: 'succeeded' }));
+      const fenced = await store.transaction((tx) =>
+        tx.updateProposal('acme', record.id, { status: 'executing', attempt: 2 }, { status: 'succeeded' }),
+      );
       assert.equal(fenced, false);
-      const ok = await store.transaction((tx) => tx.updateProposal('acme', record.id, { status: 'executing', attempt: 1 }, { status: 'succeeded', outcomeJson: '{"kind":"succeeded"}' }));
+      const ok = await store.transaction((tx) =>
+        tx.updateProposal(
+          'acme',
+          record.id,
+          { status: 'executing', attempt: 1 },
+          { status: 'succeeded', outcomeJson: '{"kind":"succeeded"}' },
+        ),
+      );
       assert.equal(ok, true);
       assert.equal((await store.transaction((tx) => tx.getProposal('acme', record.id)))?.status, 'succeeded');
     }),
@@ -148,7 +213,12 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
           store.transaction(async (tx) => {
             const current = await tx.getProposal('acme', record.id);
             if (current?.status !== 'pending') return false;
-            return tx.updateProposal('acme', record.id, { status: 'pending' }, { status: 'executing', currentAttempt: 1 });
+            return tx.updateProposal(
+              'acme',
+              record.id,
+              { status: 'pending' },
+              { status: 'executing', currentAttempt: 1 },
+            );
           }),
         ),
       );
@@ -159,7 +229,9 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       await assert.rejects(
         store.transaction(async (tx) => {
           await tx.insertProposal(record);
-          await tx.appendAudit('acme', (head) => chainEvent(head, draft('acme', record.id, 'proposed'), 'evt_rollback', undefined));
+          await tx.appendAudit('acme', (head) =>
+            chainEvent(head, draft('acme', record.id, 'proposed'), 'evt_rollback', undefined),
+          );
           throw new Error('boom');
         }),
         /boom/,
@@ -178,18 +250,35 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         for (const r of records) await tx.insertProposal(r);
       });
       const all = await store.transaction((tx) => tx.listProposals('acme', { limit: 10 }));
-      assert.deepEqual(all.map((r) => r.createdAt), [30, 30, 20, 10]);
-      const pending = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, status: 'pending' }));
+      assert.deepEqual(
+        all.map((r) => r.createdAt),
+        [30, 30, 20, 10],
+      );
+      const pending = await store.transaction((tx) =>
+        tx.listProposals('acme', { limit: 10, status: 'pending' }),
+      );
       assert.equal(pending.length, 3);
-      const several = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, status: ['pending', 'declined'] }));
+      const several = await store.transaction((tx) =>
+        tx.listProposals('acme', { limit: 10, status: ['pending', 'declined'] }),
+      );
       assert.equal(several.length, 4);
       const runB = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, runId: 'run-b' }));
-      assert.deepEqual(runB.map((r) => r.id), [records[1]!.id]);
-      const refunds = await store.transaction((tx) => tx.listProposals('acme', { limit: 10, operation: 'order.refund' }));
-      assert.deepEqual(refunds.map((r) => r.id), [records[3]!.id]);
+      assert.deepEqual(
+        runB.map((r) => r.id),
+        [records[1]!.id],
+      );
+      const refunds = await store.transaction((tx) =>
+        tx.listProposals('acme', { limit: 10, operation: 'order.refund' }),
+      );
+      assert.deepEqual(
+        refunds.map((r) => r.id),
+        [records[3]!.id],
+      );
       const page1 = await store.transaction((tx) => tx.listProposals('acme', { limit: 2 }));
       const last = page1[1]!;
-      const page2 = await store.transaction((tx) => tx.listProposals('acme', { limit: 2, before: { createdAt: last.createdAt, id: last.id } }));
+      const page2 = await store.transaction((tx) =>
+        tx.listProposals('acme', { limit: 2, before: { createdAt: last.createdAt, id: last.id } }),
+      );
       assert.deepEqual([...page1, ...page2].map((r) => r.id).sort(), records.map((r) => r.id).sort());
     }),
     withStore('listExpired returns pending proposals at or past expiry across tenants', async (store) => {
@@ -203,43 +292,181 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       const expired = await store.transaction((tx) => tx.listExpired(100, 10));
       assert.deepEqual(expired.map((e) => e.id).sort(), [due.id, other.id].sort());
     }),
-    withStore('attempts: insert, list, compare-and-set, unique idempotency key, expired leases', async (store) => {
-      const record = sampleProposal();
-      await store.transaction((tx) => tx.insertProposal(record));
-      const attempt = sampleAttempt(record, 1, { leaseUntil: 100 });
-      await store.transaction((tx) => tx.insertAttempt(attempt));
-      await assert.rejects(store.transaction((tx) => tx.insertAttempt({ ...sampleAttempt(record, 2), idempotencyKey: attempt.idempotencyKey })));
-      assert.deepEqual(await store.transaction((tx) => tx.getAttempt('acme', attempt.id)), attempt);
-      assert.equal(await store.transaction((tx) => tx.getAttempt('globex', attempt.id)), undefined);
-      assert.deepEqual((await store.transaction((tx) => tx.listExpiredLeases(101, 10))).map((a) => a.id), [attempt.id]);
-      assert.deepEqual(await store.transaction((tx) => tx.listExpiredLeases(100, 10)), []);
-      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'executing', { commandId: 'cmd_1' })), true);
-      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'completed', { finishedAt: 9 })), false);
-      assert.equal(await store.transaction((tx) => tx.updateAttempt('acme', attempt.id, 'executing', { status: 'completed', finishedAt: 9 })), true);
-      const listed = await store.transaction((tx) => tx.listAttempts('acme', record.id));
-      assert.deepEqual(listed.map((a) => [a.status, a.commandId, a.finishedAt]), [['completed', 'cmd_1', 9]]);
-    }),
+    withStore(
+      'attempts: insert, list, compare-and-set, unique idempotency key, expired leases',
+      async (store) => {
+        const record = sampleProposal();
+        await store.transaction((tx) => tx.insertProposal(record));
+        const attempt = sampleAttempt(record, 1, { leaseUntil: 100 });
+        await store.transaction((tx) => tx.insertAttempt(attempt));
+        await assert.rejects(
+          store.transaction((tx) =>
+            tx.insertAttempt({ ...sampleAttempt(record, 2), idempotencyKey: attempt.idempotencyKey }),
+          ),
+        );
+        assert.deepEqual(await store.transaction((tx) => tx.getAttempt('acme', attempt.id)), attempt);
+        assert.equal(await store.transaction((tx) => tx.getAttempt('globex', attempt.id)), undefined);
+        assert.deepEqual(
+          (await store.transaction((tx) => tx.listExpiredLeases(101, 10))).map((a) => a.id),
+          [attempt.id],
+        );
+        assert.deepEqual(await store.transaction((tx) => tx.listExpiredLeases(100, 10)), []);
+        assert.equal(
+          await store.transaction((tx) =>
+            tx.updateAttempt('acme', attempt.id, 'executing', { commandId: 'cmd_1' }),
+          ),
+          true,
+        );
+        assert.equal(
+          await store.transaction((tx) =>
+            tx.updateAttempt('acme', attempt.id, 'completed', { finishedAt: 9 }),
+          ),
+          false,
+        );
+        assert.equal(
+          await store.transaction((tx) =>
+            tx.updateAttempt('acme', attempt.id, 'executing', { status: 'completed', finishedAt: 9 }),
+          ),
+          true,
+        );
+        const listed = await store.transaction((tx) => tx.listAttempts('acme', record.id));
+        assert.deepEqual(
+          listed.map((a) => [a.status, a.commandId, a.finishedAt]),
+          [['completed', 'cmd_1', 9]],
+        );
+      },
+    ),
     withStore('audit chains are per tenant, ordered, and round-trip exactly', async (store) => {
       const appended = [];
-      for (const [tenant, step] of [['acme', 'proposed'], ['globex', 'proposed'], ['acme', 'approved']] as const) {
-        appended.push(await store.transaction((tx) => tx.appendAudit(tenant, (head) => chainEvent(head, draft(tenant, 'prp_x', step), `evt_${appended.length}`, undefined))));
+      for (const [tenant, step] of [
+        ['acme', 'proposed'],
+        ['globex', 'proposed'],
+        ['acme', 'approved'],
+      ] as const) {
+        appended.push(
+          await store.transaction((tx) =>
+            tx.appendAudit(tenant, (head) =>
+              chainEvent(head, draft(tenant, 'prp_x', step), `evt_${appended.length}`, undefined),
+            ),
+          ),
+        );
       }
-      assert.deepEqual(appended.map((e) => [e.tenant, e.seq]), [['acme', 1], ['globex', 1], ['acme', 2]]);
+      assert.deepEqual(
+        appended.map((e) => [e.tenant, e.seq]),
+        [
+          ['acme', 1],
+          ['globex', 1],
+          ['acme', 2],
+        ],
+      );
       const acme = await store.transaction((tx) => tx.listAudit('acme', { limit: 10 }));
       assert.deepEqual(acme, [appended[0], appended[2]]);
-      assert.deepEqual(await store.transaction((tx) => tx.listAudit('acme', { limit: 10, afterSeq: 1 })), [appended[2]]);
-      assert.deepEqual(await store.transaction((tx) => tx.listAudit('acme', { limit: 10, proposalId: 'prp_other' })), []);
-      assert.deepEqual(await store.transaction((tx) => tx.auditHead('acme')), { seq: 2, chainHash: appended[2]!.chainHash });
+      assert.deepEqual(await store.transaction((tx) => tx.listAudit('acme', { limit: 10, afterSeq: 1 })), [
+        appended[2],
+      ]);
+      assert.deepEqual(
+        await store.transaction((tx) => tx.listAudit('acme', { limit: 10, proposalId: 'prp_other' })),
+        [],
+      );
+      assert.deepEqual(await store.transaction((tx) => tx.auditHead('acme')), {
+        seq: 2,
+        chainHash: appended[2]!.chainHash,
+      });
       assert.deepEqual(await store.transaction((tx) => tx.auditTenants()), ['acme', 'globex']);
     }),
     withStore('concurrent audit appends never fork a chain', async (store) => {
       await Promise.all(
         Array.from({ length: 25 }, (_, i) =>
-          store.transaction((tx) => tx.appendAudit('acme', (head) => chainEvent(head, draft('acme', 'prp_x', 'proposed'), `evt_c${i}`, undefined))),
+          store.transaction((tx) =>
+            tx.appendAudit('acme', (head) =>
+              chainEvent(head, draft('acme', 'prp_x', 'proposed'), `evt_c${i}`, undefined),
+            ),
+          ),
         ),
       );
       const events = await store.transaction((tx) => tx.listAudit('acme', { limit: 100 }));
-      assert.deepEqual(events.map((e) => e.seq), Array.from({ length: 25 }, (_, i) => i + 1));
+      assert.deepEqual(
+        events.map((e) => e.seq),
+        Array.from({ length: 25 }, (_, i) => i + 1),
+      );
+    }),
+    withStore('grants round-trip, are tenant-scoped, and list newest first by subject', async (store) => {
+      const a = sampleGrant({ createdAt: 10 });
+      const b = sampleGrant({
+        createdAt: 20,
+        subject: 'agent:other',
+        capUses: 3,
+        capField: null,
+        capTotal: null,
+        note: 'ünïcode ✓',
+      });
+      const foreign = sampleGrant({ tenant: 'globex' });
+      await store.transaction(async (tx) => {
+        for (const g of [a, b, foreign]) await tx.insertGrant(g);
+      });
+      assert.deepEqual(await store.transaction((tx) => tx.getGrant('acme', b.id)), b);
+      assert.equal(await store.transaction((tx) => tx.getGrant('globex', a.id)), undefined);
+      assert.deepEqual(
+        (await store.transaction((tx) => tx.listGrants('acme', { limit: 10 }))).map((g) => g.id),
+        [b.id, a.id],
+      );
+      assert.deepEqual(
+        (await store.transaction((tx) => tx.listGrants('acme', { limit: 10, subject: 'agent:acme' }))).map(
+          (g) => g.id,
+        ),
+        [a.id],
+      );
+    }),
+    withStore(
+      'spendGrant is one compare-and-set that holds both caps, expiry and revocation',
+      async (store) => {
+        const g = sampleGrant({ capTotal: 30_000, capUses: 3, expiresAt: 1_000 });
+        await store.transaction((tx) => tx.insertGrant(g));
+        const spend = (amount: number, now = 500) =>
+          store.transaction((tx) => tx.spendGrant('acme', g.id, { amount, now }));
+        assert.equal(await spend(10_000), true);
+        assert.equal(await spend(20_001), false);
+        assert.equal(await spend(20_000), true);
+        assert.equal(await spend(0), true);
+        assert.equal(await spend(0), false, 'the count of uses is spent');
+        const h = sampleGrant({ capTotal: null, capUses: null, expiresAt: 1_000 });
+        await store.transaction((tx) => tx.insertGrant(h));
+        assert.equal(
+          await store.transaction((tx) => tx.spendGrant('acme', h.id, { amount: 1, now: 1_000 })),
+          false,
+          'at the expiry instant',
+        );
+        assert.equal(
+          await store.transaction((tx) => tx.spendGrant('globex', h.id, { amount: 1, now: 1 })),
+          false,
+          'another tenant',
+        );
+        assert.equal(
+          await store.transaction((tx) => tx.revokeGrant('acme', h.id, { by: 'user:root', now: 2 })),
+          true,
+        );
+        assert.equal(
+          await store.transaction((tx) => tx.revokeGrant('acme', h.id, { by: 'user:root', now: 3 })),
+          false,
+        );
+        assert.equal(
+          await store.transaction((tx) => tx.spendGrant('acme', h.id, { amount: 1, now: 4 })),
+          false,
+          'revoked',
+        );
+        const back = await store.transaction((tx) => tx.getGrant('acme', g.id));
+        assert.deepEqual([back?.usedCount, back?.usedTotal], [3, 30_000]);
+      },
+    ),
+    withStore('concurrent spends never exceed a cap', async (store) => {
+      const g = sampleGrant({ capTotal: 50_000, capUses: null });
+      await store.transaction((tx) => tx.insertGrant(g));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          store.transaction((tx) => tx.spendGrant('acme', g.id, { amount: 10_000, now: 1 })),
+        ),
+      );
+      assert.equal(results.filter(Boolean).length, 5);
     }),
     withStore('local effects run in the same transaction and roll back with it', async (store) => {
       await store.transaction(async (tx) => {
@@ -252,8 +479,13 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
           throw new Error('after the effect');
         }),
       );
-      const rows = await store.transaction((tx) => tx.local.all('SELECT id FROM conformance_effects ORDER BY id'));
-      assert.deepEqual(rows.map((r) => r['id']), ['kept']);
+      const rows = await store.transaction((tx) =>
+        tx.local.all('SELECT id FROM conformance_effects ORDER BY id'),
+      );
+      assert.deepEqual(
+        rows.map((r) => r['id']),
+        ['kept'],
+      );
     }),
   ];
 }

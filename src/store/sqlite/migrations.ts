@@ -1,5 +1,9 @@
 /** Versioned schema migrations of the SQLite store. Never edit a released one: add the next. */
-export const SQLITE_MIGRATIONS: readonly { readonly version: number; readonly name: string; readonly sql: string }[] = [
+export const SQLITE_MIGRATIONS: readonly {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}[] = [
   {
     version: 1,
     name: 'proposals, attempts, audit',
@@ -39,6 +43,21 @@ CREATE INDEX countersign_audit_by_proposal ON countersign_audit_events (tenant, 
 CREATE TABLE countersign_audit_heads (
   tenant TEXT PRIMARY KEY, seq INTEGER NOT NULL, chain_hash TEXT NOT NULL
 ) WITHOUT ROWID;
+`,
+  },
+  {
+    version: 2,
+    name: 'grants',
+    sql: `
+CREATE TABLE countersign_grants (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, operations_json TEXT NOT NULL,
+  resource TEXT NOT NULL, constraints_json TEXT NOT NULL, cap_field TEXT, cap_total INTEGER,
+  cap_uses INTEGER, used_count INTEGER NOT NULL, used_total INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL, created_by TEXT NOT NULL,
+  revoked_at INTEGER, revoked_by TEXT, note TEXT,
+  PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+CREATE INDEX countersign_grants_by_subject ON countersign_grants (tenant, subject, created_at);
 `,
   },
 ];

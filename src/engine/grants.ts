@@ -1,0 +1,257 @@
+import { canonicalize } from '../canonical/canonicalize.js';
+import { parseJson } from '../canonical/parse-json.js';
+import { evaluateGrant, type Grant, type GrantFit, grantIssues, toGrant } from '../grants/grant.js';
+import type { Actor } from '../operation/actor.js';
+import type { InputIssue } from '../operation/issues.js';
+import type { Outcome } from '../operation/outcome.js';
+import type { GrantRecord, ProposalRecord } from '../store/records.js';
+import { claim, type ExecutionContract } from './approve.js';
+import type { StepTransaction } from './audit-step.js';
+import { inTransaction } from './audit-step.js';
+import type { EngineContext } from './engine-context.js';
+import { newId } from './ids.js';
+
+/** An admin delegates a policy: this agent's proposals within these bounds run without a click. */
+export interface GrantInput {
+  readonly tenant: string;
+  /** Must hold the `admin` role in the tenant. */
+  readonly grantedBy: Actor;
+  /** The agent principal whose proposals the grant approves, e.g. `agent:acme-assistant`. */
+  readonly subject: string;
+  readonly operations: readonly string[];
+  /** The exact resource (`order:ord-81`) or a prefix ending in `*` (`order:*`). */
+  readonly resource: string;
+  /** Typed constraints by scope field: `{ amount_minor: { max: 10_000 }, currency: { equals: 'USD' } }`. */
+  readonly constraints: Readonly<Record<string, unknown>>;
+  /** A cumulative limit over a numeric scope field and/or a count of uses. */
+  readonly cap?: { readonly field?: string; readonly total?: number; readonly uses?: number };
+  readonly expiresAt: Date | number;
+  readonly note?: string;
+}
+
+/** The grant, or why it was not created. */
+export type GrantResult =
+  | { readonly kind: 'granted'; readonly grant: Grant }
+  | { readonly kind: 'invalid_grant'; readonly issues: readonly InputIssue[] }
+  | { readonly kind: 'forbidden'; readonly reason: 'forbidden'; readonly message: string };
+
+/** What a grant did to a new proposal. */
+export type GrantDecision =
+  | { readonly kind: 'approved_by_grant'; readonly grantId: string; readonly outcome: Outcome }
+  | {
+      readonly kind: 'refused';
+      readonly reason: 'outside_grant' | 'grant_exhausted' | 'grant_revoked' | 'expired';
+      readonly grantId: string;
+      /** Names the failing constraint, e.g. `$.amount_minor: 15000 > max 10000`. */
+      readonly detail: string;
+    };
+
+const isAdmin = (actor: Actor, tenant: string) =>
+  actor.tenant === tenant && actor.kind === 'operator' && actor.roles.includes('admin');
+
+/** Creates a grant after checking its constraints against the scopes of the operations it covers. */
+export async function grant(ctx: EngineContext, input: GrantInput): Promise<GrantResult> {
+  if (!isAdmin(input.grantedBy, input.tenant))
+    return { kind: 'forbidden', reason: 'forbidden', message: 'creating a grant requires the admin role' };
+  const issues: InputIssue[] = [];
+  const now = ctx.clock.now();
+  const operations = input.operations.map((kind) => ctx.operations.get(kind));
+  input.operations.forEach((kind, i) => {
+    if (!operations[i]) issues.push({ path: `$.operations[${i}]`, message: `unknown operation "${kind}"` });
+  });
+  if (input.operations.length === 0) issues.push({ path: '$.operations', message: 'at least one operation' });
+  if (typeof input.subject !== 'string' || !input.subject.startsWith('agent:'))
+    issues.push({ path: '$.subject', message: 'an agent principal such as agent:acme-assistant' });
+  if (typeof input.resource !== 'string' || input.resource.length === 0 || input.resource === '*') {
+    issues.push({
+      path: '$.resource',
+      message: 'a resource or a resource prefix ending in * (never everything)',
+    });
+  }
+  const expiresAt = input.expiresAt instanceof Date ? input.expiresAt.getTime() : input.expiresAt;
+  if (!Number.isSafeInteger(expiresAt) || expiresAt <= now)
+    issues.push({ path: '$.expiresAt', message: 'a time in the future' });
+  const cap = input.cap ?? {};
+  for (const key of ['total', 'uses'] as const) {
+    const value = cap[key];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < 0))
+      issues.push({ path: `$.cap.${key}`, message: 'a whole number ≥ 0' });
+  }
+  if ((cap.total !== undefined) !== (cap.field !== undefined))
+    issues.push({
+      path: '$.cap',
+      message: 'a cumulative total needs the field it sums, and a field needs a total',
+    });
+  if (Object.keys(input.constraints).length === 0 && cap.total === undefined && cap.uses === undefined) {
+    issues.push({ path: '$.constraints', message: 'a grant needs at least one constraint or cap' });
+  }
+  const known = operations.filter((o) => o !== undefined);
+  issues.push(...grantIssues(known, input.constraints, cap.field ?? null));
+  if (issues.length > 0) return { kind: 'invalid_grant', issues };
+
+  const record: GrantRecord = {
+    tenant: input.tenant,
+    id: newId('grt'),
+    subject: input.subject,
+    operationsJson: canonicalize([...new Set(input.operations)].sort()),
+    resource: input.resource,
+    constraintsJson: canonicalize(input.constraints),
+    capField: cap.field ?? null,
+    capTotal: cap.total ?? null,
+    capUses: cap.uses ?? null,
+    usedCount: 0,
+    usedTotal: 0,
+    expiresAt,
+    createdAt: now,
+    createdBy: input.grantedBy.id,
+    revokedAt: null,
+    revokedBy: null,
+    note: input.note?.slice(0, 500) ?? null,
+  };
+  await inTransaction(ctx, async (t) => {
+    await t.tx.insertGrant(record);
+    await t.record({
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: '-',
+      step: 'granted',
+      actor: input.grantedBy.id,
+      detail: {
+        subject: record.subject,
+        operations: parseJson(record.operationsJson),
+        resource: record.resource,
+        constraints: parseJson(record.constraintsJson),
+        cap: { field: record.capField, total: record.capTotal, uses: record.capUses },
+        expiresAt: record.expiresAt,
+      },
+    });
+  });
+  return { kind: 'granted', grant: toGrant(record, now) };
+}
+
+/** `revoked`, or why not. */
+export type RevokeResult =
+  | { readonly kind: 'revoked' }
+  | {
+      readonly kind: 'not_revocable';
+      readonly reason: 'not_found' | 'forbidden' | 'grant_revoked';
+      readonly message: string;
+    };
+
+/** Revokes a grant: from the commit on, no proposal is approved by it. */
+export async function revoke(
+  ctx: EngineContext,
+  input: { tenant: string; grantId: string; actor: Actor },
+): Promise<RevokeResult> {
+  if (input.actor.tenant !== input.tenant)
+    return { kind: 'not_revocable', reason: 'not_found', message: 'no such grant' };
+  return inTransaction(ctx, async (t): Promise<RevokeResult> => {
+    const record = await t.tx.getGrant(input.tenant, input.grantId);
+    if (!record) return { kind: 'not_revocable', reason: 'not_found', message: 'no such grant' };
+    if (!isAdmin(input.actor, input.tenant))
+      return {
+        kind: 'not_revocable',
+        reason: 'forbidden',
+        message: 'revoking a grant requires the admin role',
+      };
+    const now = ctx.clock.now();
+    if (!(await t.tx.revokeGrant(input.tenant, input.grantId, { by: input.actor.id, now }))) {
+      return { kind: 'not_revocable', reason: 'grant_revoked', message: 'the grant was already revoked' };
+    }
+    await t.record({
+      tenant: input.tenant,
+      proposalId: record.id,
+      runId: '-',
+      step: 'revoked',
+      actor: input.actor.id,
+      reason: 'grant_revoked',
+    });
+    return { kind: 'revoked' };
+  });
+}
+
+/** A tenant's grants with their usage, newest first. */
+export async function listGrants(
+  ctx: EngineContext,
+  tenant: string,
+  query: { subject?: string; limit?: number } = {},
+): Promise<Grant[]> {
+  const now = ctx.clock.now();
+  const records = await ctx.store.transaction((tx) =>
+    tx.listGrants(tenant, {
+      limit: Math.min(query.limit ?? 100, 500),
+      ...(query.subject ? { subject: query.subject } : {}),
+    }),
+  );
+  return records.map((r) => toGrant(r, now));
+}
+
+// Refusals are ranked so the operator sees the most useful one when no grant fits.
+const RANK = { grant_exhausted: 4, outside_grant: 3, expired: 2, grant_revoked: 1 } as const;
+
+/**
+ * Inside the proposal's own transaction: finds the subject's grants that cover this operation, and
+ * if one fits, spends it (a compare-and-set that holds caps under concurrency) and claims the
+ * proposal through the same claim as a human approval. Returns the contract to execute, the
+ * refusal to report, or nothing when no grant covers this operation.
+ */
+export async function applyGrants(
+  ctx: EngineContext,
+  t: StepTransaction,
+  record: ProposalRecord,
+): Promise<
+  | { kind: 'claimed'; grantId: string; contract: ExecutionContract }
+  | (GrantDecision & { kind: 'refused' })
+  | undefined
+> {
+  const candidates = (
+    await t.tx.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })
+  ).filter((g) => (parseJson(g.operationsJson) as string[]).includes(record.operation));
+  if (candidates.length === 0) return undefined;
+  const scope = parseJson(record.scopeJson) as Record<string, unknown>;
+  const now = ctx.clock.now();
+  let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
+  for (const candidate of [...candidates].reverse()) {
+    const fit: GrantFit = evaluateGrant(candidate, scope, record.resource, now);
+    if (
+      fit.kind === 'fits' &&
+      (await t.tx.spendGrant(record.tenant, candidate.id, { amount: fit.amount, now }))
+    ) {
+      const claimed = await claim(
+        ctx,
+        t,
+        record,
+        `grant:${candidate.id}`,
+        'grant',
+        candidate.id,
+        record.digest,
+      );
+      if (claimed.kind !== 'claimed')
+        throw new Error(`a fresh proposal could not be claimed by grant ${candidate.id}`);
+      return { kind: 'claimed', grantId: candidate.id, contract: claimed.contract };
+    }
+    const next: GrantDecision & { kind: 'refused' } =
+      fit.kind === 'refused'
+        ? { kind: 'refused', reason: fit.reason, grantId: candidate.id, detail: fit.detail }
+        : {
+            kind: 'refused',
+            reason: 'grant_exhausted',
+            grantId: candidate.id,
+            detail: `grant ${candidate.id} was spent by a concurrent proposal`,
+          };
+    if (!refusal || RANK[next.reason] > RANK[refusal.reason]) refusal = next;
+  }
+  if (refusal) {
+    await t.record({
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      step: 'denied',
+      actor: `grant:${refusal.grantId}`,
+      reason: refusal.reason,
+      digests: { proposed: record.digest },
+      detail: { grantId: refusal.grantId, constraint: refusal.detail, note: 'waiting for a human approval' },
+    });
+  }
+  return refusal;
+}
