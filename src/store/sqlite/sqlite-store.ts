@@ -1,9 +1,25 @@
 import { createRequire } from 'node:module';
-import type { AuditEvent, ChainHead } from '../../audit/event.js';
-import { parseJson } from '../../canonical/parse-json.js';
+import type { ChainHead } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import type { AttemptPatch, AttemptRecord, AttemptStatus, ProposalRecord, ProposalStatus } from '../records.js';
-import { ATTEMPT_COLUMNS, AUDIT_COLUMNS, columnOf, fromRow, PROPOSAL_COLUMNS, toRow } from '../sql-columns.js';
+import type {
+  AttemptPatch,
+  AttemptRecord,
+  AttemptStatus,
+  GrantRecord,
+  ProposalRecord,
+  ProposalStatus,
+} from '../records.js';
+import { auditFromRow, auditRow } from '../sql-audit.js';
+import {
+  ATTEMPT_COLUMNS,
+  AUDIT_COLUMNS,
+  columnOf,
+  fromRow,
+  GRANT_COLUMNS,
+  PROPOSAL_COLUMNS,
+  toRow,
+} from '../sql-columns.js';
+import { GRANT_SQL } from '../sql-grants.js';
 import type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from '../store.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
@@ -106,12 +122,16 @@ export class SqliteStore implements Store {
           'CREATE TABLE IF NOT EXISTS countersign_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
         );
         const applied = new Set(
-          (this.#db.prepare('SELECT version FROM countersign_migrations').all() as { version: number }[]).map((r) => r.version),
+          (this.#db.prepare('SELECT version FROM countersign_migrations').all() as { version: number }[]).map(
+            (r) => r.version,
+          ),
         );
         for (const m of SQLITE_MIGRATIONS) {
           if (applied.has(m.version)) continue;
           this.#db.exec(m.sql);
-          this.#db.prepare('INSERT INTO countersign_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+          this.#db
+            .prepare('INSERT INTO countersign_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(m.version, m.name, Date.now());
         }
         this.#db.exec('COMMIT');
       } catch (error) {
@@ -152,7 +172,8 @@ export class SqliteStore implements Store {
     const insertProposal = `INSERT INTO countersign_proposals (${proposalCols.join(', ')}) VALUES (${proposalCols.map(() => '?').join(', ')})`;
     const insertAttempt = `INSERT INTO countersign_attempts (${attemptCols.join(', ')}) VALUES (${attemptCols.map(() => '?').join(', ')})`;
     const insertAudit = `INSERT INTO countersign_audit_events (${auditCols.join(', ')}) VALUES (${auditCols.map(() => '?').join(', ')})`;
-    const proposal = (row: unknown) => (row ? fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>) : undefined);
+    const proposal = (row: unknown) =>
+      row ? fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>) : undefined;
     const attempt = (row: unknown) => fromRow<AttemptRecord>(ATTEMPT_COLUMNS, row as Record<string, unknown>);
     const local: LocalTransaction = {
       run: async (sql, params = []) => ({ changes: stmt(sql).run(...params).changes }),
@@ -163,18 +184,27 @@ export class SqliteStore implements Store {
       insertProposal: async (record) => {
         stmt(insertProposal).run(...toRow(PROPOSAL_COLUMNS, record));
       },
-      getProposal: async (tenant, id) => proposal(stmt('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?').get(tenant, id)),
+      getProposal: async (tenant, id) =>
+        proposal(stmt('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?').get(tenant, id)),
       listProposals: async (tenant, query) => listProposals(stmt, tenant, query),
       updateProposal: async (tenant, id, expected, patch) => {
         const { sets, values } = assignments(PROPOSAL_COLUMNS, patch as Record<string, unknown>);
         if (sets.length === 0) throw new Error('updateProposal: empty patch');
         const attemptClause = expected.attempt === undefined ? '' : ' AND current_attempt = ?';
-        const params = [...values, tenant, id, expected.status, ...(expected.attempt === undefined ? [] : [expected.attempt])];
+        const params = [
+          ...values,
+          tenant,
+          id,
+          expected.status,
+          ...(expected.attempt === undefined ? [] : [expected.attempt]),
+        ];
         const sql = `UPDATE countersign_proposals SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?${attemptClause}`;
         return stmt(sql).run(...params).changes === 1;
       },
       listExpired: async (now, limit) =>
-        stmt("SELECT tenant, id FROM countersign_proposals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?").all(now, limit) as {
+        stmt(
+          "SELECT tenant, id FROM countersign_proposals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+        ).all(now, limit) as {
           tenant: string;
           id: string;
         }[],
@@ -186,18 +216,42 @@ export class SqliteStore implements Store {
         return row ? attempt(row) : undefined;
       },
       listAttempts: async (tenant, proposalId) =>
-        stmt('SELECT * FROM countersign_attempts WHERE tenant = ? AND proposal_id = ? ORDER BY number').all(tenant, proposalId).map(attempt),
+        stmt('SELECT * FROM countersign_attempts WHERE tenant = ? AND proposal_id = ? ORDER BY number')
+          .all(tenant, proposalId)
+          .map(attempt),
       updateAttempt: async (tenant, id, expectedStatus: AttemptStatus, patch: AttemptPatch) => {
         const { sets, values } = assignments(ATTEMPT_COLUMNS, patch as Record<string, unknown>);
         const sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?`;
         return stmt(sql).run(...values, tenant, id, expectedStatus).changes === 1;
       },
       listExpiredLeases: async (now, limit) =>
-        stmt("SELECT * FROM countersign_attempts WHERE status = 'executing' AND lease_until < ? ORDER BY lease_until LIMIT ?").all(now, limit).map(attempt),
+        stmt(
+          "SELECT * FROM countersign_attempts WHERE status = 'executing' AND lease_until < ? ORDER BY lease_until LIMIT ?",
+        )
+          .all(now, limit)
+          .map(attempt),
+      insertGrant: async (record) => {
+        stmt(GRANT_SQL.insert).run(...toRow(GRANT_COLUMNS, record));
+      },
+      getGrant: async (tenant, id) => {
+        const row = stmt(GRANT_SQL.get).get(tenant, id);
+        return row ? fromRow<GrantRecord>(GRANT_COLUMNS, row as Record<string, unknown>) : undefined;
+      },
+      listGrants: async (tenant, query) => {
+        const rows =
+          query.subject === undefined
+            ? stmt(GRANT_SQL.list).all(tenant, query.limit)
+            : stmt(GRANT_SQL.listBySubject).all(tenant, query.subject, query.limit);
+        return rows.map((row) => fromRow<GrantRecord>(GRANT_COLUMNS, row as Record<string, unknown>));
+      },
+      spendGrant: async (tenant, id, spend) =>
+        stmt(GRANT_SQL.spend).run(...GRANT_SQL.spendParams(tenant, id, spend)).changes === 1,
+      revokeGrant: async (tenant, id, revoke) =>
+        stmt(GRANT_SQL.revoke).run(revoke.now, revoke.by, tenant, id).changes === 1,
       appendAudit: async (tenant, build) => {
-        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(tenant) as
-          | { seq: number; chain_hash: string }
-          | undefined;
+        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(
+          tenant,
+        ) as { seq: number; chain_hash: string } | undefined;
         const event = build(head ? { seq: head.seq, chainHash: head.chain_hash } : undefined);
         stmt(insertAudit).run(...auditRow(event));
         stmt(
@@ -207,23 +261,26 @@ export class SqliteStore implements Store {
       },
       listAudit: async (tenant, query) => {
         const rows = query.proposalId
-          ? stmt('SELECT * FROM countersign_audit_events WHERE tenant = ? AND proposal_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
-              tenant,
-              query.proposalId,
-              query.afterSeq ?? 0,
-              query.limit,
-            )
-          : stmt('SELECT * FROM countersign_audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?').all(tenant, query.afterSeq ?? 0, query.limit);
+          ? stmt(
+              'SELECT * FROM countersign_audit_events WHERE tenant = ? AND proposal_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+            ).all(tenant, query.proposalId, query.afterSeq ?? 0, query.limit)
+          : stmt(
+              'SELECT * FROM countersign_audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?',
+            ).all(tenant, query.afterSeq ?? 0, query.limit);
         return rows.map((r) => auditFromRow(r as Record<string, unknown>));
       },
       auditHead: async (tenant) => {
-        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(tenant) as
-          | { seq: number; chain_hash: string }
-          | undefined;
+        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(
+          tenant,
+        ) as { seq: number; chain_hash: string } | undefined;
         return head ? ({ seq: head.seq, chainHash: head.chain_hash } satisfies ChainHead) : undefined;
       },
       auditTenants: async () =>
-        (stmt('SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant').all() as { tenant: string }[]).map((r) => r.tenant),
+        (
+          stmt('SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant').all() as {
+            tenant: string;
+          }[]
+        ).map((r) => r.tenant),
     };
   }
 }
@@ -239,11 +296,16 @@ function assignments(columns: readonly (readonly [string, string])[], patch: Rec
   return { sets, values };
 }
 
-function listProposals(stmt: (sql: string) => SqliteStatement, tenant: string, query: ProposalQuery): ProposalRecord[] {
+function listProposals(
+  stmt: (sql: string) => SqliteStatement,
+  tenant: string,
+  query: ProposalQuery,
+): ProposalRecord[] {
   const where = ['tenant = ?'];
   const params: unknown[] = [tenant];
   if (query.status !== undefined) {
-    const statuses: readonly ProposalStatus[] = typeof query.status === 'string' ? [query.status] : query.status;
+    const statuses: readonly ProposalStatus[] =
+      typeof query.status === 'string' ? [query.status] : query.status;
     where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
     params.push(...statuses);
   }
@@ -263,34 +325,4 @@ function listProposals(stmt: (sql: string) => SqliteStatement, tenant: string, q
   return stmt(sql)
     .all(...params, query.limit)
     .map((row) => fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>));
-}
-
-/** Row values of an audit event, in {@link AUDIT_COLUMNS} order. */
-export function auditRow(e: AuditEvent): unknown[] {
-  return [
-    e.tenant, e.seq, e.id, e.proposalId, e.attemptId, e.runId, e.step, e.actor, e.reason,
-    JSON.stringify(e.digests), e.commandId, JSON.stringify(e.detail), e.at, e.leafHash, e.chainHash, e.seal,
-  ];
-}
-
-/** An audit event from a stored row (JSON parts parsed strictly). */
-export function auditFromRow(row: Record<string, unknown>): AuditEvent {
-  return {
-    tenant: String(row['tenant']),
-    seq: Number(row['seq']),
-    id: String(row['id']),
-    proposalId: String(row['proposal_id']),
-    attemptId: (row['attempt_id'] as string | null) ?? null,
-    runId: String(row['run_id']),
-    step: row['step'] as AuditEvent['step'],
-    actor: String(row['actor']),
-    reason: (row['reason'] as string | null) ?? null,
-    digests: parseJson(String(row['digests_json'])) as AuditEvent['digests'],
-    commandId: (row['command_id'] as string | null) ?? null,
-    detail: parseJson(String(row['detail_json'])) as AuditEvent['detail'],
-    at: Number(row['at']),
-    leafHash: String(row['leaf_hash']),
-    chainHash: String(row['chain_hash']),
-    seal: (row['seal'] as string | null) ?? null,
-  };
 }

@@ -1,0 +1,34 @@
+import type { AuditEvent } from '../audit/event.js';
+import { parseJson } from '../canonical/parse-json.js';
+
+// Shared by every SQL backend, like sql-columns.ts, so an audit event is stored the same way in each.
+
+/** Row values of an audit event, in `AUDIT_COLUMNS` order. */
+export function auditRow(e: AuditEvent): unknown[] {
+  return [
+    e.tenant, e.seq, e.id, e.proposalId, e.attemptId, e.runId, e.step, e.actor, e.reason,
+    JSON.stringify(e.digests), e.commandId, JSON.stringify(e.detail), e.at, e.leafHash, e.chainHash, e.seal,
+  ];
+}
+
+/** An audit event from a stored row (JSON parts parsed strictly; integers accepted as numbers or strings). */
+export function auditFromRow(row: Record<string, unknown>): AuditEvent {
+  return {
+    tenant: String(row['tenant']),
+    seq: Number(row['seq']),
+    id: String(row['id']),
+    proposalId: String(row['proposal_id']),
+    attemptId: (row['attempt_id'] as string | null) ?? null,
+    runId: String(row['run_id']),
+    step: row['step'] as AuditEvent['step'],
+    actor: String(row['actor']),
+    reason: (row['reason'] as string | null) ?? null,
+    digests: parseJson(String(row['digests_json'])) as AuditEvent['digests'],
+    commandId: (row['command_id'] as string | null) ?? null,
+    detail: parseJson(String(row['detail_json'])) as AuditEvent['detail'],
+    at: Number(row['at']),
+    leafHash: String(row['leaf_hash']),
+    chainHash: String(row['chain_hash']),
+    seal: (row['seal'] as string | null) ?? null,
+  };
+}
