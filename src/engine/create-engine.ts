@@ -11,6 +11,7 @@ import { type EditInput, type EditResult, edit } from './edit.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
 import { execute } from './execute.js';
 import { expireDue } from './expire.js';
+import { type ExpireVersionInput, expireVersion } from './expire-version.js';
 import type { FaultHook } from './faults.js';
 import { type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
@@ -77,6 +78,8 @@ export interface Engine {
   recover(options?: RecoverOptions): Promise<RecoverySummary>;
   /** Expires pending proposals past their expiry; returns how many. */
   expireDue(): Promise<number>;
+  /** Expires pending proposals of an operation below a scope version (`unsupported_scope_version`). */
+  expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
   get(tenant: string, proposalId: string): Promise<Proposal | undefined>;
   list(tenant: string, input?: ListInput): Promise<ProposalPage>;
   audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
@@ -137,6 +140,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     reconcile: (input: ReconcileInput) => reconcile(ctx, input),
     recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
     expireDue: () => expireDue(ctx),
+    expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
     get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
     list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),
     audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),

@@ -243,13 +243,17 @@ async function executeLocal(
       await fault('after_revalidation');
       const command: ExecuteContext['command'] = async (request, call) => {
         const decision = guard(operation, current, request);
-        if (decision.kind === 'denied') throw new CommandRefused(decision);
+        if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
+        if (decision.kind === 'denied') await t.record(shadowStep(current, contract, decision));
         const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
         await t.record({
           ...stepBase(current, contract),
           step: 'command',
           commandId: meta.commandId,
-          digests: { approved: current.digest, requested: decision.requestedDigest },
+          digests: {
+            approved: current.digest,
+            ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
+          },
           detail: { approvedScope: current.scopeDigest },
         });
         return call(request, meta);
@@ -326,7 +330,7 @@ async function callProvider(
         'an external executor makes exactly one command per attempt',
       );
     const decision = guard(operation, record, request);
-    if (decision.kind === 'denied') throw new CommandRefused(decision);
+    if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
     const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
@@ -334,11 +338,15 @@ async function callProvider(
         commandId: meta.commandId,
       });
       if (!issued) throw new Fenced();
+      if (decision.kind === 'denied') await t.record(shadowStep(record, contract, decision));
       await t.record({
         ...stepBase(record, contract),
         step: 'command',
         commandId: meta.commandId,
-        digests: { approved: record.digest, requested: decision.requestedDigest },
+        digests: {
+          approved: record.digest,
+          ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
+        },
         detail: { approvedScope: record.scopeDigest },
       });
     });
@@ -414,6 +422,28 @@ function jsonOrNull(value: unknown): unknown {
   } catch {
     return null;
   }
+}
+
+// Shadow mode: the mismatch is evidence for the operation's owners, not a refusal.
+function shadowStep(
+  record: ProposalRecord,
+  contract: ExecutionContract,
+  decision: Extract<ExecutionDecision, { kind: 'denied' }>,
+) {
+  return {
+    ...stepBase(record, contract),
+    step: 'shadow_mismatch' as const,
+    reason: decision.reason,
+    digests: {
+      approved: record.digest,
+      ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
+    },
+    detail: {
+      diff: decision.diff.map(formatScopeChange),
+      issues: decision.issues.map((i) => `${i.path}: ${i.message}`),
+      shadow: true,
+    },
+  };
 }
 
 function refusedOutcome(error: CommandRefused): Outcome {

@@ -9,6 +9,7 @@ export type { DeclineInput, DeclineResult } from './decline.js';
 export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
 export { FencedAttemptError, OperationContractError } from './errors.js';
+export type { ExpireVersionInput } from './expire-version.js';
 export type { FaultHook, FaultPoint } from './faults.js';
 export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './grants.js';
 export type { InvalidRequest } from './freeze-proposal.js';

@@ -40,7 +40,14 @@ function denied(
   message: string,
   extra: { diff?: readonly ScopeChange[]; issues?: readonly InputIssue[]; requestedDigest?: string } = {},
 ): ExecutionDecision {
-  return { kind: 'denied', reason, message, diff: extra.diff ?? [], issues: extra.issues ?? [], ...(extra.requestedDigest ? { requestedDigest: extra.requestedDigest } : {}) };
+  return {
+    kind: 'denied',
+    reason,
+    message,
+    diff: extra.diff ?? [],
+    issues: extra.issues ?? [],
+    ...(extra.requestedDigest ? { requestedDigest: extra.requestedDigest } : {}),
+  };
 }
 
 /**
@@ -73,14 +80,20 @@ export function authorizeExecution(approval: ApprovedScope, requested: unknown):
   }
   const built = buildScope(operation, requested);
   if (built.kind === 'invalid') {
-    return denied('invalid_requested_scope', `invalid requested scope: ${formatIssues(built.issues)}`, { issues: built.issues });
+    return denied('invalid_requested_scope', `invalid requested scope: ${formatIssues(built.issues)}`, {
+      issues: built.issues,
+    });
   }
   if (built.digest.sha256 !== approval.digest) {
     const diff = diffScopes(approval.scope, built.scope, operation.fields);
-    return denied('scope_mismatch', `requested scope differs from the approved scope: ${diff.map(formatScopeChange).join('; ')}`, {
-      diff,
-      requestedDigest: built.digest.sha256,
-    });
+    return denied(
+      'scope_mismatch',
+      `requested scope differs from the approved scope: ${diff.map(formatScopeChange).join('; ')}`,
+      {
+        diff,
+        requestedDigest: built.digest.sha256,
+      },
+    );
   }
   return { kind: 'allowed', reason: 'approved', requestedDigest: built.digest.sha256 };
 }

@@ -36,7 +36,9 @@ export interface PrepareContext extends ProposalFacts {
 }
 
 /** The result of `revalidate`: still valid, or a safe reason why a new proposal is needed. */
-export type Revalidation = { readonly kind: 'valid' } | { readonly kind: 'revision_required'; readonly reason: string };
+export type Revalidation =
+  | { readonly kind: 'valid' }
+  | { readonly kind: 'revision_required'; readonly reason: string };
 
 /** Context for `revalidate`. */
 export interface RevalidateContext extends ProposalFacts {
@@ -123,6 +125,12 @@ export interface OperationDefinition<
   readonly effect?: Effect;
   /** `low` operations may run in shadow mode; everything else is `high`. */
   readonly impact?: 'high' | 'low';
+  /**
+   * Shadow mode, for `impact: 'low'` operations only (read-only or sandbox traffic while owners
+   * remove volatile fields): a command guard mismatch is computed, logged and audited as
+   * `shadow_mismatch`, and the call goes ahead. Never for payments, deletions or messages.
+   */
+  readonly shadow?: boolean;
   /** How long a proposal stays approvable: `30m`, `2h`, `1d`, or milliseconds. */
   readonly expiresIn?: string | number;
   /** What the model may say. Strict: unknown keys are an error the model can correct. */
@@ -175,12 +183,15 @@ export interface Operation<
   readonly viewVersion: number;
   readonly effect: Effect;
   readonly impact: 'high' | 'low';
+  readonly shadow: boolean;
   readonly expiresInMs: number;
   readonly request: z.ZodType<Request> | undefined;
   readonly arguments: z.ZodType<Args> | undefined;
   readonly editable: readonly string[];
   readonly toScope: (args: Args, facts: ProposalFacts) => unknown;
-  readonly prepare: ((request: Request, ctx: PrepareContext) => Promise<Prepared<Args, Preview> | Rejection>) | undefined;
+  readonly prepare:
+    | ((request: Request, ctx: PrepareContext) => Promise<Prepared<Args, Preview> | Rejection>)
+    | undefined;
   readonly authorize: (actor: Actor, scope: Scope) => boolean;
   readonly revalidate: ((args: Args, ctx: RevalidateContext) => Promise<Revalidation>) | undefined;
   readonly commandScope: ((request: never, facts: ProposalFacts) => unknown) | undefined;
@@ -202,11 +213,15 @@ const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as c
 /** Parses `30m`, `2h`, `1d`, `45s`, `500ms` (or a number of milliseconds) into milliseconds. */
 export function parseDuration(value: string | number): number {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value <= 0) throw new OperationDefinitionError(`expiresIn: ${value} is not a positive whole number of milliseconds`);
+    if (!Number.isSafeInteger(value) || value <= 0)
+      throw new OperationDefinitionError(
+        `expiresIn: ${value} is not a positive whole number of milliseconds`,
+      );
     return value;
   }
   const match = DURATION.exec(value);
-  if (!match) throw new OperationDefinitionError(`expiresIn: "${value}" is not a duration like 30m, 2h or 1d`);
+  if (!match)
+    throw new OperationDefinitionError(`expiresIn: "${value}" is not a duration like 30m, 2h or 1d`);
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
@@ -258,19 +273,30 @@ export function defineOperation<
   if (d.arguments) assertStrict(d.kind, 'arguments', d.arguments);
   const effect = d.effect ?? 'local';
   if (d.execute && effect === 'external' && !d.reconcile) {
-    throw new OperationDefinitionError(`${d.kind}: an external effect needs reconcile (a lost response must be looked up, never retried)`);
+    throw new OperationDefinitionError(
+      `${d.kind}: an external effect needs reconcile (a lost response must be looked up, never retried)`,
+    );
   }
   if (d.execute && (!d.prepare || !d.request || !d.arguments)) {
-    throw new OperationDefinitionError(`${d.kind}: an executable operation needs request, arguments and prepare`);
+    throw new OperationDefinitionError(
+      `${d.kind}: an executable operation needs request, arguments and prepare`,
+    );
   }
   for (const field of d.editable ?? []) {
     if (d.request && d.request instanceof z.ZodObject && !(field in d.request.shape)) {
       throw new OperationDefinitionError(`${d.kind}: editable field "${field}" is not a request field`);
     }
   }
+  if (d.shadow && d.impact !== 'low') {
+    throw new OperationDefinitionError(
+      `${d.kind}: shadow mode is only for impact: 'low' operations; a high-impact mismatch must be refused`,
+    );
+  }
   const supported = d.supportedScopeVersions ?? [d.scopeVersion];
   if (!supported.includes(d.scopeVersion)) {
-    throw new OperationDefinitionError(`${d.kind}: supportedScopeVersions must include scopeVersion ${d.scopeVersion}`);
+    throw new OperationDefinitionError(
+      `${d.kind}: supportedScopeVersions must include scopeVersion ${d.scopeVersion}`,
+    );
   }
   type Args = z.output<ArgsSchema>;
   const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result> = {
@@ -282,12 +308,18 @@ export function defineOperation<
     viewVersion: d.viewVersion ?? 1,
     effect,
     impact: d.impact ?? 'high',
+    shadow: d.shadow ?? false,
     expiresInMs: parseDuration(d.expiresIn ?? '30m'),
     request: d.request as z.ZodType<z.output<RequestSchema>> | undefined,
     arguments: d.arguments as z.ZodType<Args> | undefined,
     editable: Object.freeze([...(d.editable ?? [])]),
     toScope:
-      d.toScope ?? ((args: Args, facts: ProposalFacts) => ({ tenant: facts.tenant, operation: facts.operation, ...(args as object) })),
+      d.toScope ??
+      ((args: Args, facts: ProposalFacts) => ({
+        tenant: facts.tenant,
+        operation: facts.operation,
+        ...(args as object),
+      })),
     prepare: d.prepare,
     authorize: d.authorize ?? (() => true),
     revalidate: d.revalidate,
@@ -304,7 +336,9 @@ function assertStrict(kind: string, part: string, schema: z.ZodType): void {
   if (schema instanceof z.ZodObject) {
     const catchall = schema.def.catchall;
     if (!catchall || !(catchall instanceof z.ZodNever)) {
-      throw new OperationDefinitionError(`${kind}: the ${part} schema must be z.strictObject (unknown keys are an error)`);
+      throw new OperationDefinitionError(
+        `${kind}: the ${part} schema must be z.strictObject (unknown keys are an error)`,
+      );
     }
   }
 }

@@ -20,7 +20,8 @@ export function toInputIssues(error: z.ZodError): InputIssue[] {
   const out: InputIssue[] = [];
   for (const issue of error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) out.push({ path: childPath(pathOf(issue.path), key), message: 'unknown field' });
+      for (const key of issue.keys)
+        out.push({ path: childPath(pathOf(issue.path), key), message: 'unknown field' });
     } else {
       out.push({ path: pathOf(issue.path), message: issue.message });
     }
