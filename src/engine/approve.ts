@@ -128,6 +128,8 @@ async function refuse(
   await t.record({
     tenant: record.tenant,
     proposalId: record.id,
+    operation: record.operation,
+    proposedAt: record.createdAt,
     runId: record.runId,
     step: reason === 'replayed' ? 'replayed' : 'denied',
     actor: actor.id,
@@ -249,6 +251,8 @@ export async function expireRecord(
     await t.record({
       tenant: record.tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       step: 'expired',
       actor,
@@ -304,7 +308,14 @@ export async function claim(
     startedAt: now,
     finishedAt: null,
   });
-  const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor };
+  const base = {
+    tenant: record.tenant,
+    proposalId: record.id,
+    operation: record.operation,
+    proposedAt: record.createdAt,
+    runId: record.runId,
+    actor,
+  };
   await t.record({
     ...base,
     step: 'approved',

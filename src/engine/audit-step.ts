@@ -17,7 +17,20 @@ export interface StepInput {
   readonly commandId?: string | null;
   readonly digests?: AuditDigests;
   readonly detail?: Readonly<Record<string, unknown>>;
+  /** For observers only (metrics, traces); not part of the audit event. */
+  readonly operation?: string;
+  /** For observers only: when the proposal was created, for time-to-decision. */
+  readonly proposedAt?: number;
 }
+
+/** What observers learn about each committed step besides the audit event. */
+export interface StepFacts {
+  readonly operation: string | undefined;
+  readonly proposedAt: number | undefined;
+}
+
+/** Called once per audit event after its transaction commits (metrics, tracing). Must not throw. */
+export type LifecycleObserver = (event: AuditEvent, facts: StepFacts) => void;
 
 /** A transaction that records lifecycle steps; their log lines are written only after it commits. */
 export interface StepTransaction {
@@ -26,7 +39,13 @@ export interface StepTransaction {
   record(input: StepInput): Promise<AuditEvent>;
 }
 
-type LogLine = { readonly level: 'info' | 'warn'; readonly fields: object; readonly message: string };
+type LogLine = {
+  readonly level: 'info' | 'warn';
+  readonly fields: object;
+  readonly message: string;
+  readonly event: AuditEvent;
+  readonly facts: StepFacts;
+};
 
 /**
  * Runs `fn` in one store transaction. Each recorded step appends an audit event and, after the
@@ -41,7 +60,16 @@ export async function inTransaction<T>(
   const result = await ctx.store.transaction((tx) =>
     fn({ tx, record: (input) => append(ctx, tx, input, lines) }),
   );
-  for (const line of lines) ctx.logger[line.level](line.fields, line.message);
+  for (const line of lines) {
+    ctx.logger[line.level](line.fields, line.message);
+    for (const observer of ctx.observers) {
+      try {
+        observer(line.event, line.facts);
+      } catch (error) {
+        ctx.logger.error({ err: error, step: line.event.step }, 'a lifecycle observer threw; ignored');
+      }
+    }
+  }
   return result;
 }
 
@@ -80,10 +108,11 @@ async function append(
     ...(input.reason ? { reason: input.reason } : {}),
     actor: input.actor,
   };
+  const facts: StepFacts = { operation: input.operation, proposedAt: input.proposedAt };
   lines.push(
     input.step === 'denied'
-      ? { level: 'warn', fields, message: `denied ${input.reason ?? ''}`.trim() }
-      : { level: 'info', fields, message: input.step },
+      ? { level: 'warn', fields, message: `denied ${input.reason ?? ''}`.trim(), event, facts }
+      : { level: 'info', fields, message: input.step, event, facts },
   );
   return event;
 }

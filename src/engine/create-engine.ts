@@ -8,6 +8,7 @@ import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
+import type { LifecycleObserver } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
 import { execute } from './execute.js';
 import { expireDue } from './expire.js';
@@ -41,6 +42,8 @@ export interface EngineOptions {
   readonly approverRoles?: readonly string[];
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
+  /** Called after each committed lifecycle step: see `countersign/server`'s Prometheus metrics. */
+  readonly observers?: readonly LifecycleObserver[];
   /** Test-only: called at named points of execution (fault injection). */
   readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
@@ -115,6 +118,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     sealKey: options.sealKey,
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
+    observers: options.observers ?? [],
   });
   if (options.migrate !== false) await options.store.migrate();
   const executeOptions = { faults: options.faults };

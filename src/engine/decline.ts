@@ -25,7 +25,14 @@ export async function decline(ctx: EngineContext, input: DeclineInput): Promise<
         ? await t.tx.getProposal(input.tenant, input.proposalId)
         : undefined;
     if (!record) return { kind: 'not_declinable', reason: 'not_found', message: 'no such proposal' };
-    const base = { tenant: record.tenant, proposalId: record.id, runId: record.runId, actor: input.actor.id };
+    const base = {
+      tenant: record.tenant,
+      proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
+      runId: record.runId,
+      actor: input.actor.id,
+    };
     const refuse = async (reason: DenialReason, message: string): Promise<DeclineResult> => {
       await t.record({
         ...base,

@@ -85,6 +85,8 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
     await t.record({
       tenant: record.tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       step: 'edited',
       actor: input.editor.id,
@@ -95,6 +97,8 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
     await t.record({
       tenant: next.tenant,
       proposalId: next.id,
+      operation: next.operation,
+      proposedAt: next.createdAt,
       runId: next.runId,
       step: 'proposed',
       actor: input.editor.id,

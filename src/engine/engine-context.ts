@@ -1,5 +1,6 @@
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
+import type { LifecycleObserver } from './audit-step.js';
 
 /** Milliseconds since the epoch; injected so expiry and leases can be tested. */
 export interface Clock {
@@ -24,6 +25,8 @@ export interface EngineContext {
   readonly approverRoles: readonly string[];
   /** How long a claimed attempt may run before a recovery sweep may take it over. */
   readonly leaseMs: number;
+  /** Called after each committed step (metrics, tracing). */
+  readonly observers: readonly LifecycleObserver[];
 }
 
 /** A logger that writes nothing. */

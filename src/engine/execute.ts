@@ -139,6 +139,8 @@ function stepBase(record: ProposalRecord, contract: ExecutionContract) {
   return {
     tenant: record.tenant,
     proposalId: record.id,
+    operation: record.operation,
+    proposedAt: record.createdAt,
     runId: record.runId,
     actor: 'system:executor',
     attemptId: contract.attemptId,

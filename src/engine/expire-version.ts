@@ -47,6 +47,8 @@ export async function expireVersion(
           await t.record({
             tenant,
             proposalId: record.id,
+            operation: record.operation,
+            proposedAt: record.createdAt,
             runId: record.runId,
             step: 'expired',
             actor: input.actor,

@@ -245,6 +245,8 @@ export async function applyGrants(
     await t.record({
       tenant: record.tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       step: 'denied',
       actor: `grant:${refusal.grantId}`,

@@ -1,4 +1,5 @@
 export type { ApproveInput, ApproveResult, ExecutionContract } from './approve.js';
+export type { LifecycleObserver, StepFacts } from './audit-step.js';
 export {
   type ApproveAndExecuteResult,
   createEngine,

@@ -80,6 +80,8 @@ export async function propose(
     await t.record({
       tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       step: 'proposed',
       actor: requestedBy,

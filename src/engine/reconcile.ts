@@ -89,6 +89,8 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
     const base = {
       tenant: record.tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       actor: actor.id,
       attemptId: attempt.id,

@@ -82,6 +82,8 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
     const base = {
       tenant: record.tenant,
       proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
       runId: record.runId,
       actor: 'system:recovery',
       attemptId: attempt.id,
