@@ -1,7 +1,11 @@
 import { z } from 'zod';
 import { currencyCode, defineOperation, formatMoney, minorUnits, money } from '../../src/index.js';
 import type { OrderBook } from '../fakes/orders.js';
-import { IdempotencyConflictError, ProviderDeclinedError, type FakePaymentProvider } from '../fakes/payment-provider.js';
+import {
+  IdempotencyConflictError,
+  ProviderDeclinedError,
+  type FakePaymentProvider,
+} from '../fakes/payment-provider.js';
 
 const destination = z.strictObject({ kind: z.literal('original_payment'), payment_id: z.string().min(1) });
 
@@ -10,7 +14,23 @@ const destination = z.strictObject({ kind: z.literal('original_payment'), paymen
  * The application computes the amount from the order and resolves "the original payment method" to
  * a concrete destination before anyone reviews it.
  */
-export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; readonly provider: FakePaymentProvider }) {
+/** The refund policy an approval depends on; its version is part of the scope. */
+export interface RefundPolicy {
+  readonly version: number;
+  /** The most one refund may return, in minor units. */
+  readonly maxRefundMinor: number;
+}
+
+/** The policy in force unless the application passes its own. */
+export const DEFAULT_REFUND_POLICY: RefundPolicy = { version: 3, maxRefundMinor: 50_000 };
+
+export function orderRefundMissingDiscount(deps: {
+  readonly orders: OrderBook;
+  readonly provider: FakePaymentProvider;
+  /** Read at proposal and at execution: a policy change after approval means a new review. */
+  readonly policy?: () => RefundPolicy;
+}) {
+  const policy = deps.policy ?? (() => DEFAULT_REFUND_POLICY);
   const argumentsSchema = z.strictObject({
     order_id: z.string().min(1),
     payment_id: z.string().min(1),
@@ -19,13 +39,17 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
     amount_minor: minorUnits().positive(),
     currency: currencyCode(),
     refund_destination: destination,
+    // A policy value the approval depends on: "approved 27.00 under refund policy v3".
+    refund_policy_version: z.number().int().positive(),
   });
   return defineOperation({
     kind: 'order.refund_missing_discount',
     scopeVersion: 1,
     effect: 'external',
     expiresIn: '1h',
-    scope: argumentsSchema.extend({ tenant: z.string().min(1), operation: z.literal('order.refund_missing_discount') }).strict(),
+    scope: argumentsSchema
+      .extend({ tenant: z.string().min(1), operation: z.literal('order.refund_missing_discount') })
+      .strict(),
     request: z.strictObject({
       order_id: z.string().min(1).max(64),
       line_item_id: z.string().min(1).max(64),
@@ -40,7 +64,16 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
       const discount = order.discounts.find((d) => d.id === request.discount_id && d.lineId === line.id);
       if (!discount) return ctx.reject(`Discount ${request.discount_id} does not apply to line ${line.id}.`);
       const refundable = order.totalMinor - order.refundedMinor;
-      if (discount.amountMinor > refundable) return ctx.reject(`Only ${formatMoney(refundable, order.currency)} is refundable on order ${order.id}.`);
+      if (discount.amountMinor > refundable)
+        return ctx.reject(
+          `Only ${formatMoney(refundable, order.currency)} is refundable on order ${order.id}.`,
+        );
+      const inForce = policy();
+      if (discount.amountMinor > inForce.maxRefundMinor) {
+        return ctx.reject(
+          `Refund policy v${inForce.version} allows at most ${formatMoney(inForce.maxRefundMinor, order.currency)} per refund.`,
+        );
+      }
       return {
         arguments: {
           order_id: order.id,
@@ -50,6 +83,7 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
           amount_minor: discount.amountMinor,
           currency: order.currency,
           refund_destination: { kind: 'original_payment' as const, payment_id: order.paymentId },
+          refund_policy_version: inForce.version,
         },
         preview: {
           title: `Refund ${formatMoney(discount.amountMinor, order.currency)} to ${order.customerName}`,
@@ -61,18 +95,29 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
           current_order_total: money(order.totalMinor, order.currency),
           resulting_order_total: money(order.totalMinor - discount.amountMinor, order.currency),
           refund_destination: `original payment ${order.paymentId} (${order.paymentMethod})`,
+          policy: `under refund policy v${inForce.version}`,
         },
       };
     },
     async revalidate(args, ctx) {
       const order = deps.orders.find(ctx.tenant, args.order_id);
       const discount = order?.discounts.find((d) => d.id === args.discount_id);
-      if (!order || !discount) return ctx.revisionRequired(`Order ${args.order_id} or its discount no longer exists.`);
+      if (!order || !discount)
+        return ctx.revisionRequired(`Order ${args.order_id} or its discount no longer exists.`);
+      if (policy().version !== args.refund_policy_version) {
+        return ctx.revisionRequired(
+          `The refund policy changed from v${args.refund_policy_version} to v${policy().version} since the review.`,
+        );
+      }
       if (discount.amountMinor !== args.amount_minor) {
-        return ctx.revisionRequired(`The discount is now ${formatMoney(discount.amountMinor, order.currency)} (approved ${formatMoney(args.amount_minor, args.currency)}).`);
+        return ctx.revisionRequired(
+          `The discount is now ${formatMoney(discount.amountMinor, order.currency)} (approved ${formatMoney(args.amount_minor, args.currency)}).`,
+        );
       }
       if (order.totalMinor - order.refundedMinor < args.amount_minor) {
-        return ctx.revisionRequired(`Only ${formatMoney(order.totalMinor - order.refundedMinor, order.currency)} is still refundable.`);
+        return ctx.revisionRequired(
+          `Only ${formatMoney(order.totalMinor - order.refundedMinor, order.currency)} is still refundable.`,
+        );
       }
       return ctx.valid();
     },
@@ -80,7 +125,12 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
       try {
         const refund = await ctx.command(args, (a, meta) =>
           deps.provider.pay(
-            { destination_account_id: a.refund_destination.payment_id, amount_minor: a.amount_minor, currency: a.currency, reference: `refund:${a.order_id}:${a.discount_id}` },
+            {
+              destination_account_id: a.refund_destination.payment_id,
+              amount_minor: a.amount_minor,
+              currency: a.currency,
+              reference: `refund:${a.order_id}:${a.discount_id}`,
+            },
             { idempotencyKey: meta.idempotencyKey },
           ),
         );
@@ -88,7 +138,8 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
         if (order) order.refundedMinor += args.amount_minor;
         return { refund_id: refund.paymentId };
       } catch (error) {
-        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError) return ctx.fail(error.message);
+        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError)
+          return ctx.fail(error.message);
         throw error;
       }
     },
@@ -96,7 +147,10 @@ export function orderRefundMissingDiscount(deps: { readonly orders: OrderBook; r
       const refund = await deps.provider.lookup(attempt.idempotencyKey);
       return refund
         ? { kind: 'succeeded', result: { refund_id: refund.paymentId } }
-        : { kind: 'not_found', message: 'The provider has no refund for this attempt; nothing was refunded.' };
+        : {
+            kind: 'not_found',
+            message: 'The provider has no refund for this attempt; nothing was refunded.',
+          };
     },
   });
 }
