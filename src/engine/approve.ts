@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { shortHash } from '../canonical/digest.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
-import { parseJson } from '../canonical/parse-json.js';
 import { verifySeal } from '../canonical/seal.js';
 import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
@@ -87,7 +87,7 @@ export function integrityFailure(
       message: `${operation.kind} no longer supports scope version ${record.scopeVersion}; a new proposal is needed`,
     };
   }
-  const args = operation.arguments?.safeParse(parseJson(record.argumentsJson));
+  const args = operation.arguments?.safeParse(parseStoredJson(record.argumentsJson));
   if (!args?.success || canonicalize(args.data) !== record.argumentsJson) {
     return {
       reason: 'corrupt_approval_record',
@@ -160,7 +160,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
       return { kind: 'not_approvable', reason: 'not_found', message: 'no such proposal' };
     }
     const operation = ctx.operations.get(record.operation);
-    const scope = parseJson(record.scopeJson);
+    const scope = parseStoredJson(record.scopeJson);
     if (
       !mayDecide(ctx, approver, record.tenant) ||
       approver.id === record.requestedBy ||
@@ -181,7 +181,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         'already executed; returning the stored outcome',
         input.seenDigest,
       );
-      return { kind: 'already_completed', outcome: parseJson(record.outcomeJson) as Outcome };
+      return { kind: 'already_completed', outcome: parseStoredJson(record.outcomeJson) as Outcome };
     }
     if (record.status === 'executing') {
       return refuse(t, record, approver, 'replayed', 'already approved and executing', input.seenDigest);
@@ -352,7 +352,7 @@ export function contractOf(
     digest: record.digest,
     short: shortHash(record.digest),
     scopeDigest: record.scopeDigest,
-    arguments: freeze<unknown>(parseJson(record.argumentsJson)),
-    scope: freeze<unknown>(parseJson(record.scopeJson)),
+    arguments: freeze<unknown>(parseStoredJson(record.argumentsJson)),
+    scope: freeze<unknown>(parseStoredJson(record.scopeJson)),
   });
 }

@@ -1,4 +1,4 @@
-import { parseJson } from '../canonical/parse-json.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import type { Actor } from '../operation/actor.js';
 import type { ProposalFacts } from '../operation/define-operation.js';
 import type { DenialReason } from '../operation/reasons.js';
@@ -46,7 +46,7 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
       })),
     );
   }
-  const request = { ...(parseJson(record.requestJson) as Record<string, unknown>), ...input.changes };
+  const request = { ...(parseStoredJson(record.requestJson) as Record<string, unknown>), ...input.changes };
   const facts: ProposalFacts = {
     tenant: record.tenant,
     section: record.section,

@@ -1,6 +1,6 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
-import { parseJson } from '../canonical/parse-json.js';
 import { formatScopeChange } from '../canonical/scope-diff.js';
 import { authorizeExecution, type ExecutionDecision } from '../operation/authorize-execution.js';
 import type {
@@ -107,7 +107,7 @@ function readiness(
   }
   return {
     kind: 'ready',
-    args: freeze<unknown>(operation.arguments!.parse(parseJson(record.argumentsJson))),
+    args: freeze<unknown>(operation.arguments!.parse(parseStoredJson(record.argumentsJson))),
   };
 }
 
@@ -175,7 +175,7 @@ function guard(operation: AnyOperation, record: ProposalRecord, request: unknown
     {
       operation,
       scopeVersion: record.scopeVersion,
-      scope: parseJson(record.scopeJson),
+      scope: parseStoredJson(record.scopeJson),
       digest: record.scopeDigest,
     },
     raw,
@@ -420,7 +420,7 @@ export function statusPath(record: { readonly id: string }): string {
 
 function jsonOrNull(value: unknown): unknown {
   try {
-    return parseJson(canonicalize(value ?? null));
+    return parseStoredJson(canonicalize(value ?? null));
   } catch {
     return null;
   }
@@ -543,7 +543,7 @@ function outcomeDetail(outcome: Outcome): Record<string, unknown> {
 
 function storedOutcome(record: ProposalRecord): Outcome {
   if (!record.outcomeJson) throw new FencedAttemptError(record.id);
-  return parseJson(record.outcomeJson) as Outcome;
+  return parseStoredJson(record.outcomeJson) as Outcome;
 }
 
 async function storedOutcomeOf(ctx: EngineContext, record: ProposalRecord): Promise<Outcome> {

@@ -1,5 +1,5 @@
 import { canonicalize } from '../canonical/canonicalize.js';
-import { parseJson } from '../canonical/parse-json.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { evaluateGrant, type Grant, type GrantFit, grantIssues, toGrant } from '../grants/grant.js';
 import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
@@ -118,9 +118,9 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
       actor: input.grantedBy.id,
       detail: {
         subject: record.subject,
-        operations: parseJson(record.operationsJson),
+        operations: parseStoredJson(record.operationsJson),
         resource: record.resource,
-        constraints: parseJson(record.constraintsJson),
+        constraints: parseStoredJson(record.constraintsJson),
         cap: { field: record.capField, total: record.capTotal, uses: record.capUses },
         expiresAt: record.expiresAt,
       },
@@ -206,9 +206,9 @@ export async function applyGrants(
 > {
   const candidates = (
     await t.tx.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })
-  ).filter((g) => (parseJson(g.operationsJson) as string[]).includes(record.operation));
+  ).filter((g) => (parseStoredJson(g.operationsJson) as string[]).includes(record.operation));
   if (candidates.length === 0) return undefined;
-  const scope = parseJson(record.scopeJson) as Record<string, unknown>;
+  const scope = parseStoredJson(record.scopeJson) as Record<string, unknown>;
   const now = ctx.clock.now();
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {

@@ -1,6 +1,6 @@
 import { digest, shortHash } from '../canonical/digest.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
-import { parseJson } from '../canonical/parse-json.js';
 import { seal } from '../canonical/seal.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ProposalRecord, ProposalStatus } from '../store/records.js';
@@ -72,14 +72,14 @@ export function recomputeContractDigest(record: ProposalRecord): string {
     resource: record.resource,
     runId: record.runId,
     scopeDigest: record.scopeDigest,
-    arguments: parseJson(record.argumentsJson),
-    preview: parseJson(record.previewJson),
+    arguments: parseStoredJson(record.argumentsJson),
+    preview: parseStoredJson(record.previewJson),
   });
 }
 
 /** Parses stored JSON text and deep-freezes it. */
 export function frozenJson(text: string): unknown {
-  return freeze<unknown>(parseJson(text));
+  return freeze<unknown>(parseStoredJson(text));
 }
 
 /** The public view of a stored proposal. */

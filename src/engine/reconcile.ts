@@ -1,6 +1,6 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { freeze } from '../canonical/freeze.js';
-import { parseJson } from '../canonical/parse-json.js';
 import type { Actor } from '../operation/actor.js';
 import type { Reconciliation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
@@ -61,12 +61,12 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
     attemptId: attempt.id,
     attemptNumber: attempt.number,
     idempotencyKey: attempt.idempotencyKey,
-    arguments: freeze<unknown>(operation.arguments.parse(parseJson(record.argumentsJson))),
+    arguments: freeze<unknown>(operation.arguments.parse(parseStoredJson(record.argumentsJson))),
   });
   if (answer.kind === 'pending') return { kind: 'still_pending' };
   const outcome: Outcome =
     answer.kind === 'succeeded'
-      ? { kind: 'succeeded', result: parseJson(canonicalize(answer.result ?? null)) }
+      ? { kind: 'succeeded', result: parseStoredJson(canonicalize(answer.result ?? null)) }
       : { kind: 'terminal_failure', correlationId: newId('cor'), message: answer.message };
   return inTransaction(ctx, async (t): Promise<ReconcileResult> => {
     const now = ctx.clock.now();

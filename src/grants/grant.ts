@@ -1,5 +1,5 @@
 import { canonicalize } from '../canonical/canonicalize.js';
-import { parseJson } from '../canonical/parse-json.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { GrantRecord } from '../store/records.js';
@@ -39,9 +39,9 @@ export function toGrant(record: GrantRecord, now: number): Grant {
     id: record.id,
     tenant: record.tenant,
     subject: record.subject,
-    operations: parseJson(record.operationsJson) as string[],
+    operations: parseStoredJson(record.operationsJson) as string[],
     resource: record.resource,
-    constraints: parseJson(record.constraintsJson) as Constraints,
+    constraints: parseStoredJson(record.constraintsJson) as Constraints,
     cap: { field: record.capField, total: record.capTotal, uses: record.capUses },
     usage: { uses: record.usedCount, total: record.usedTotal },
     expiresAt: new Date(record.expiresAt),
@@ -170,7 +170,7 @@ export function evaluateGrant(
       detail: `resource ${resource} is outside ${record.resource}`,
     };
   }
-  const constraints = parseJson(record.constraintsJson) as Constraints;
+  const constraints = parseStoredJson(record.constraintsJson) as Constraints;
   for (const [field, constraint] of Object.entries(constraints)) {
     const problem = violation(field, constraint, scope[field]);
     if (problem) return { kind: 'refused', reason: 'outside_grant', detail: problem };

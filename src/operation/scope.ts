@@ -1,6 +1,6 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 import { type Digest, digestCanonical } from '../canonical/digest.js';
-import { parseJson } from '../canonical/parse-json.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
 import type { AnyOperation } from './define-operation.js';
@@ -35,7 +35,7 @@ export function buildScope(operation: AnyOperation, raw: unknown): BuiltScope | 
     const message = error instanceof Error ? error.message : String(error);
     return { kind: 'invalid', issues: [{ path: '$', message }] };
   }
-  return { kind: 'ok', scope: parseJson(canonical), canonical, digest: digestCanonical(canonical) };
+  return { kind: 'ok', scope: parseStoredJson(canonical), canonical, digest: digestCanonical(canonical) };
 }
 
 /** Returns a copy of `value` whose `set` fields are deduplicated and sorted by canonical JSON. */

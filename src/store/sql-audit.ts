@@ -1,13 +1,27 @@
 import type { AuditEvent } from '../audit/event.js';
-import { parseJson } from '../canonical/parse-json.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
 
 // Shared by every SQL backend, like sql-columns.ts, so an audit event is stored the same way in each.
 
 /** Row values of an audit event, in `AUDIT_COLUMNS` order. */
 export function auditRow(e: AuditEvent): unknown[] {
   return [
-    e.tenant, e.seq, e.id, e.proposalId, e.attemptId, e.runId, e.step, e.actor, e.reason,
-    JSON.stringify(e.digests), e.commandId, JSON.stringify(e.detail), e.at, e.leafHash, e.chainHash, e.seal,
+    e.tenant,
+    e.seq,
+    e.id,
+    e.proposalId,
+    e.attemptId,
+    e.runId,
+    e.step,
+    e.actor,
+    e.reason,
+    JSON.stringify(e.digests),
+    e.commandId,
+    JSON.stringify(e.detail),
+    e.at,
+    e.leafHash,
+    e.chainHash,
+    e.seal,
   ];
 }
 
@@ -23,9 +37,9 @@ export function auditFromRow(row: Record<string, unknown>): AuditEvent {
     step: row['step'] as AuditEvent['step'],
     actor: String(row['actor']),
     reason: (row['reason'] as string | null) ?? null,
-    digests: parseJson(String(row['digests_json'])) as AuditEvent['digests'],
+    digests: parseStoredJson(String(row['digests_json'])) as AuditEvent['digests'],
     commandId: (row['command_id'] as string | null) ?? null,
-    detail: parseJson(String(row['detail_json'])) as AuditEvent['detail'],
+    detail: parseStoredJson(String(row['detail_json'])) as AuditEvent['detail'],
     at: Number(row['at']),
     leafHash: String(row['leaf_hash']),
     chainHash: String(row['chain_hash']),

@@ -363,3 +363,24 @@ describe('policy values are part of the scope', () => {
     await engine.close();
   });
 });
+
+describe('stored numbers read back as the doubles they name', () => {
+  it('a preview with 1e30 and 2^60 is proposed, read and approved', async () => {
+    const op = defineOperation({
+      kind: 'stats.record',
+      scopeVersion: 1,
+      scope: z.strictObject({ tenant: z.string(), operation: z.literal('stats.record'), value: z.number() }),
+      request: z.strictObject({ value: z.number() }),
+      arguments: z.strictObject({ value: z.number() }),
+      prepare: async (r) => ({ arguments: r, preview: { big: 1e30, huge: 2 ** 60, value: r.value } }),
+      effect: 'local',
+      execute: async () => ({ ok: true }),
+    });
+    const engine = await createEngine({ store: new SqliteStore({ path: ':memory:' }), operations: [op] });
+    const r = await engine.propose({ operation: 'stats.record', request: { value: 1.5e300 }, tenant: 'acme', resource: 'stats', requestedBy: agent().id, runId: 'r' });
+    if (r.kind !== 'proposed') throw new Error(r.modelMessage);
+    expect((await engine.get('acme', r.proposal.id))?.preview).toEqual({ big: 1e30, huge: 2 ** 60, value: 1.5e300 });
+    expect((await approveAndRun(engine, r.proposal.id, r.proposal.digest)).kind).toBe('succeeded');
+    await engine.close();
+  });
+});

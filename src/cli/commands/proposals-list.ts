@@ -1,11 +1,19 @@
 import { shortHash } from '../../canonical/digest.js';
-import { parseJson } from '../../canonical/parse-json.js';
+import { parseStoredJson } from '../../canonical/stored-json.js';
 import type { ProposalStatus } from '../../store/records.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
 import { openCliStore, STORE_OPTIONS } from '../store-option.js';
 
 const STATUSES: readonly ProposalStatus[] = [
-  'pending', 'executing', 'succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure', 'declined', 'superseded', 'expired',
+  'pending',
+  'executing',
+  'succeeded',
+  'needs_reconciliation',
+  'revision_required',
+  'terminal_failure',
+  'declined',
+  'superseded',
+  'expired',
 ];
 
 /** `countersign proposals list`: a tenant's proposals, newest first. */
@@ -16,21 +24,33 @@ export const proposalsListCommand: Command = {
 
 One line per proposal: id, status, operation, short hash, created at, run id, title.
 Statuses: ${STATUSES.join(', ')}.`,
-  options: { ...STORE_OPTIONS, tenant: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' } },
+  options: {
+    ...STORE_OPTIONS,
+    tenant: { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
+  },
   async run(args, io) {
     const tenant = requiredOption(args, 'tenant');
     const status = stringOption(args, 'status');
-    if (status !== undefined && !STATUSES.includes(status as ProposalStatus)) throw new UsageProblem(`--status ${status}: expected one of ${STATUSES.join(', ')}`);
+    if (status !== undefined && !STATUSES.includes(status as ProposalStatus))
+      throw new UsageProblem(`--status ${status}: expected one of ${STATUSES.join(', ')}`);
     const limit = Number(stringOption(args, 'limit') ?? '50');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new UsageProblem('--limit must be a whole number from 1 to 1000');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+      throw new UsageProblem('--limit must be a whole number from 1 to 1000');
     const store = await openCliStore(args);
     try {
-      const rows = await store.transaction((tx) => tx.listProposals(tenant, { limit, ...(status ? { status: status as ProposalStatus } : {}) }));
-      if (rows.length === 0) io.stdout(`no proposals for tenant ${tenant}${status ? ` with status ${status}` : ''}\n`);
+      const rows = await store.transaction((tx) =>
+        tx.listProposals(tenant, { limit, ...(status ? { status: status as ProposalStatus } : {}) }),
+      );
+      if (rows.length === 0)
+        io.stdout(`no proposals for tenant ${tenant}${status ? ` with status ${status}` : ''}\n`);
       for (const r of rows) {
-        const preview = parseJson(r.previewJson) as Record<string, unknown> | null;
+        const preview = parseStoredJson(r.previewJson) as Record<string, unknown> | null;
         const title = preview && typeof preview['title'] === 'string' ? preview['title'] : '';
-        io.stdout(`${r.id}  ${r.status.padEnd(20)}  ${r.operation.padEnd(30)}  ${shortHash(r.digest)}  ${new Date(r.createdAt).toISOString()}  ${r.runId}  ${JSON.stringify(title)}\n`);
+        io.stdout(
+          `${r.id}  ${r.status.padEnd(20)}  ${r.operation.padEnd(30)}  ${shortHash(r.digest)}  ${new Date(r.createdAt).toISOString()}  ${r.runId}  ${JSON.stringify(title)}\n`,
+        );
       }
       return 0;
     } finally {

@@ -1,0 +1,33 @@
+// Canonical JSON (RFC 8785), strict parsing, digests, seals and freezing.
+export {
+  type CanonicalizeOptions,
+  canonicalize,
+  DEFAULT_MAX_DEPTH,
+  MAX_DEPTH_LIMIT,
+} from './canonicalize.js';
+export { type Digest, digest, digestCanonical, SHORT_HASH_LENGTH, shortHash } from './digest.js';
+export {
+  type CanonicalizationErrorCode,
+  CanonicalizationError,
+  ConfigurationError,
+  CountersignError,
+  JsonParseError,
+  type JsonParseReason,
+} from './errors.js';
+export {
+  type DeepReadonly,
+  type Frozen,
+  freeze,
+  freezeWithDigest,
+  type ReadonlyJsonObject,
+  type ReadonlyJsonValue,
+} from './freeze.js';
+export {
+  DEFAULT_MAX_LENGTH,
+  type JsonObject,
+  type JsonValue,
+  type ParseJsonOptions,
+  parseJson,
+} from './parse-json.js';
+export * from './scope-diff.js';
+export { MIN_SEAL_KEY_BYTES, seal, verifySeal } from './seal.js';
