@@ -1,19 +1,28 @@
 import { existsSync } from 'node:fs';
-import { SqliteStore } from '../store/sqlite/sqlite-store.js';
+import { isPostgresTarget, openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { type CliArgs, UsageProblem, stringOption } from './command.js';
+import { type CliArgs, stringOption, UsageProblem } from './command.js';
 
-/** The `--db FILE` option every store-reading command shares. */
+/** The `--db FILE` / `--store URL` options every store-reading command shares. */
 export const STORE_OPTIONS = {
   db: { type: 'string' },
+  store: { type: 'string' },
 } as const;
 
-/** Opens the store named by `--db` (an existing SQLite file) and migrates it. */
+/**
+ * Opens the store named by `--db FILE` (an existing SQLite file) or `--store URL|FILE` (a
+ * `postgres://` URL or a SQLite path), and migrates it.
+ */
 export async function openCliStore(args: CliArgs, options: { mustExist?: boolean } = {}): Promise<Store> {
   const db = stringOption(args, 'db');
-  if (!db) throw new UsageProblem('--db FILE is required');
-  if (options.mustExist !== false && !existsSync(db)) throw new UsageProblem(`--db ${db}: no such file`);
-  const store = new SqliteStore({ path: db });
+  const url = stringOption(args, 'store');
+  if (db && url) throw new UsageProblem('give --db FILE or --store URL, not both');
+  const target = url ?? db;
+  if (!target) throw new UsageProblem('--db FILE (or --store postgres://…) is required');
+  if (!isPostgresTarget(target) && options.mustExist !== false && !existsSync(target)) {
+    throw new UsageProblem(`${url ? '--store' : '--db'} ${target}: no such file`);
+  }
+  const store = await openStore(target);
   await store.migrate();
   return store;
 }

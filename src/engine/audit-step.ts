@@ -57,9 +57,11 @@ export async function inTransaction<T>(
   fn: (t: StepTransaction) => Promise<T>,
 ): Promise<T> {
   const lines: LogLine[] = [];
-  const result = await ctx.store.transaction((tx) =>
-    fn({ tx, record: (input) => append(ctx, tx, input, lines) }),
-  );
+  const result = await ctx.store.transaction((tx) => {
+    // A backend may run the callback again (a PostgreSQL deadlock): only the committed run's lines count.
+    lines.length = 0;
+    return fn({ tx, record: (input) => append(ctx, tx, input, lines) });
+  });
   for (const line of lines) {
     ctx.logger[line.level](line.fields, line.message);
     for (const observer of ctx.observers) {

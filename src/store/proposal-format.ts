@@ -7,7 +7,17 @@ export class StoredFormatError extends CountersignError {}
 
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 const millis = z.number().int().nonnegative();
-const status = z.enum(['pending', 'executing', 'succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure', 'declined', 'superseded', 'expired']);
+const status = z.enum([
+  'pending',
+  'executing',
+  'succeeded',
+  'needs_reconciliation',
+  'revision_required',
+  'terminal_failure',
+  'declined',
+  'superseded',
+  'expired',
+]);
 
 // Format 1, as released. Never edit it: a new format gets its own schema and fixture.
 const FORMAT_1 = z.strictObject({
@@ -54,12 +64,16 @@ export function decodeProposalRecord(raw: unknown): ProposalRecord {
   const version = (raw as { formatVersion?: unknown } | null)?.formatVersion;
   const schema = typeof version === 'number' ? FORMATS[version] : undefined;
   if (!schema) {
-    throw new StoredFormatError(`stored proposal format ${String(version)} is unknown (this code reads ${Object.keys(FORMATS).join(', ')}; writes ${PROPOSAL_FORMAT_VERSION})`);
+    throw new StoredFormatError(
+      `stored proposal format ${String(version)} is unknown (this code reads ${Object.keys(FORMATS).join(', ')}; writes ${PROPOSAL_FORMAT_VERSION})`,
+    );
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new StoredFormatError(`stored proposal format ${version}: $.${issue.path.join('.')}: ${issue.message}`);
+    throw new StoredFormatError(
+      `stored proposal format ${version}: $.${issue.path.join('.')}: ${issue.message}`,
+    );
   }
   return parsed.data;
 }

@@ -68,9 +68,25 @@ export const GRANT_COLUMNS = [
 ] as const satisfies readonly (readonly [keyof GrantRecord, string])[];
 
 const INTEGER_FIELDS = new Set([
-  'capTotal', 'capUses', 'usedCount', 'usedTotal', 'revokedAt',
-  'formatVersion', 'scopeVersion', 'viewVersion', 'createdAt', 'expiresAt', 'decidedAt', 'currentAttempt',
-  'updatedAt', 'number', 'leaseUntil', 'startedAt', 'finishedAt', 'seq', 'at',
+  'capTotal',
+  'capUses',
+  'usedCount',
+  'usedTotal',
+  'revokedAt',
+  'formatVersion',
+  'scopeVersion',
+  'viewVersion',
+  'createdAt',
+  'expiresAt',
+  'decidedAt',
+  'currentAttempt',
+  'updatedAt',
+  'number',
+  'leaseUntil',
+  'startedAt',
+  'finishedAt',
+  'seq',
+  'at',
 ]);
 
 /** Column name of a record field. */
@@ -85,7 +101,8 @@ export function fromRow<T>(columns: readonly (readonly [string, string])[], row:
   const out: Record<string, unknown> = {};
   for (const [field, column] of columns) {
     const value = row[column];
-    out[field] = value !== null && value !== undefined && INTEGER_FIELDS.has(field) ? Number(value) : (value ?? null);
+    out[field] =
+      value !== null && value !== undefined && INTEGER_FIELDS.has(field) ? Number(value) : (value ?? null);
   }
   return out as T;
 }

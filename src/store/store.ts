@@ -37,8 +37,10 @@ export interface Store {
   /** Applies pending migrations. Safe to call on every start. */
   migrate(): Promise<void>;
   /**
-   * Runs `fn` in one serializable write transaction (SQLite: BEGIN IMMEDIATE). Commits when `fn`
-   * resolves, rolls back when it throws.
+   * Runs `fn` in one write transaction (SQLite: BEGIN IMMEDIATE; PostgreSQL: READ COMMITTED with
+   * every state change a compare-and-set). Commits when `fn` resolves, rolls back when it throws.
+   * A backend may run `fn` again after a deadlock or serialization failure, so `fn` must have no
+   * effects outside the transaction.
    */
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Finishes in-flight transactions and closes the connection(s). */

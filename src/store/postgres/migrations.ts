@@ -1,0 +1,76 @@
+/** One versioned schema migration of the PostgreSQL store: statements applied in one transaction. */
+export interface PostgresMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+// Mirrors the SQLite schema (src/store/sqlite/migrations.ts) column for column: BIGINT for ms
+// timestamps, TEXT for JSON (canonical text, never jsonb: digests are recomputed from exactly the
+// stored bytes), COLLATE "C" on keys so ordering and paging are bytewise as in SQLite. The tenant
+// leads every primary key and every per-tenant index. Three indexes are deliberately not
+// tenant-first: the public proposal id and the idempotency key are unique across tenants, and the
+// expiry and lease sweeps run across tenants (partial indexes over the rows they look for).
+
+/** Versioned schema migrations of the PostgreSQL store. Never edit a released one: add the next. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
+  {
+    version: 1,
+    name: 'proposals, attempts, audit',
+    statements: [
+      `CREATE TABLE countersign_proposals (
+  tenant TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL, format_version INTEGER NOT NULL,
+  run_id TEXT COLLATE "C" NOT NULL, section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL,
+  operation TEXT COLLATE "C" NOT NULL, scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL,
+  request_json TEXT NOT NULL, arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL,
+  scope_digest TEXT NOT NULL, preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT,
+  status TEXT COLLATE "C" NOT NULL, created_at BIGINT NOT NULL, expires_at BIGINT NOT NULL,
+  supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at BIGINT, approval_kind TEXT,
+  grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (tenant, id)
+)`,
+      'CREATE UNIQUE INDEX countersign_proposals_public_id ON countersign_proposals (id)',
+      'CREATE INDEX countersign_proposals_by_status ON countersign_proposals (tenant, status, created_at, id)',
+      'CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id)',
+      'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at)',
+      "CREATE INDEX countersign_proposals_expiry ON countersign_proposals (expires_at) WHERE status = 'pending'",
+      `CREATE TABLE countersign_attempts (
+  tenant TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL, proposal_id TEXT COLLATE "C" NOT NULL,
+  number INTEGER NOT NULL, idempotency_key TEXT COLLATE "C" NOT NULL, status TEXT COLLATE "C" NOT NULL,
+  lease_until BIGINT NOT NULL, command_id TEXT, started_at BIGINT NOT NULL, finished_at BIGINT,
+  PRIMARY KEY (tenant, id),
+  UNIQUE (tenant, proposal_id, number)
+)`,
+      'CREATE UNIQUE INDEX countersign_attempts_idempotency_key ON countersign_attempts (idempotency_key)',
+      "CREATE INDEX countersign_attempts_leases ON countersign_attempts (lease_until) WHERE status = 'executing'",
+      `CREATE TABLE countersign_audit_events (
+  tenant TEXT COLLATE "C" NOT NULL, seq BIGINT NOT NULL, id TEXT NOT NULL, proposal_id TEXT COLLATE "C" NOT NULL,
+  attempt_id TEXT, run_id TEXT NOT NULL, step TEXT NOT NULL, actor TEXT NOT NULL, reason TEXT,
+  digests_json TEXT NOT NULL, command_id TEXT, detail_json TEXT NOT NULL, at BIGINT NOT NULL,
+  leaf_hash TEXT NOT NULL, chain_hash TEXT NOT NULL, seal TEXT,
+  PRIMARY KEY (tenant, seq)
+)`,
+      'CREATE INDEX countersign_audit_by_proposal ON countersign_audit_events (tenant, proposal_id, seq)',
+      `CREATE TABLE countersign_audit_heads (
+  tenant TEXT COLLATE "C" PRIMARY KEY, seq BIGINT NOT NULL, chain_hash TEXT NOT NULL
+)`,
+    ],
+  },
+  {
+    version: 2,
+    name: 'grants',
+    statements: [
+      `CREATE TABLE countersign_grants (
+  tenant TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL, subject TEXT COLLATE "C" NOT NULL,
+  operations_json TEXT NOT NULL, resource TEXT NOT NULL, constraints_json TEXT NOT NULL, cap_field TEXT,
+  cap_total BIGINT, cap_uses BIGINT, used_count BIGINT NOT NULL, used_total BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL, created_at BIGINT NOT NULL, created_by TEXT NOT NULL,
+  revoked_at BIGINT, revoked_by TEXT, note TEXT,
+  PRIMARY KEY (tenant, id)
+)`,
+      'CREATE INDEX countersign_grants_by_subject ON countersign_grants (tenant, subject, created_at)',
+      'CREATE INDEX countersign_grants_by_created ON countersign_grants (tenant, created_at, id)',
+    ],
+  },
+];
