@@ -59,6 +59,8 @@ export type ApproveAndExecuteResult =
 export interface Engine {
   /** The registered operations by kind. */
   readonly operations: ReadonlyMap<string, AnyOperation>;
+  /** Operator roles that may approve, decline, edit and reconcile. */
+  readonly approverRoles: readonly string[];
   /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
   propose(input: ProposeInput): Promise<ProposeResult>;
   /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
@@ -124,6 +126,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const executeOptions = { faults: options.faults };
   return Object.freeze({
     operations,
+    approverRoles: ctx.approverRoles,
     propose: (input: ProposeInput) => propose(ctx, input, executeOptions),
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),

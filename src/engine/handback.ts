@@ -1,5 +1,7 @@
 import type { Outcome } from '../operation/outcome.js';
+import type { AnyOperation } from '../operation/define-operation.js';
 import type { EngineContext } from './engine-context.js';
+import type { Proposal } from './proposal.js';
 import { listProposals } from './queries.js';
 
 /** What the next model turn may learn about one proposal of its run. */
@@ -21,19 +23,33 @@ export async function handback(
   input: { tenant: string; runId: string; limit?: number },
 ): Promise<HandbackItem[]> {
   const page = await listProposals(ctx, input.tenant, { runId: input.runId, limit: input.limit ?? 20 });
-  return page.items.map((p) => {
-    const operation = ctx.operations.get(p.operation);
-    let text: string;
-    if (p.outcome && operation) text = operation.handback(p.outcome as Outcome);
-    else if (p.status === 'pending') text = 'Waiting for a human decision.';
-    else if (p.status === 'declined')
-      text = `A human declined it${p.decisionNote ? `: ${p.decisionNote}` : '.'}`;
-    else if (p.status === 'superseded')
-      text = `An operator edited it; the new proposal is ${p.supersededBy}.`;
-    else if (p.status === 'expired') text = 'It expired before anyone approved it.';
-    else text = 'It is executing.';
-    return { proposalId: p.id, operation: p.operation, short: p.short, status: p.status, text };
-  });
+  return page.items.map((p) => ({
+    proposalId: p.id,
+    operation: p.operation,
+    short: p.short,
+    status: p.status,
+    text: proposalHandback(ctx.operations.get(p.operation), p),
+  }));
+}
+
+/**
+ * The safe handback sentence of one proposal: the operation's own text for an outcome, a fixed
+ * sentence for the states without one.
+ */
+export function proposalHandback(operation: AnyOperation | undefined, p: Proposal): string {
+  if (p.outcome && operation) return operation.handback(p.outcome as Outcome);
+  switch (p.status) {
+    case 'pending':
+      return 'Waiting for a human decision.';
+    case 'declined':
+      return `A human declined it${p.decisionNote ? `: ${p.decisionNote}` : '.'}`;
+    case 'superseded':
+      return `An operator edited it; the new proposal is ${p.supersededBy}.`;
+    case 'expired':
+      return 'It expired before anyone approved it.';
+    default:
+      return 'It is executing.';
+  }
 }
 
 /** The handback items as one block of text for a system or user message. */

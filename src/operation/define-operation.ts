@@ -188,15 +188,13 @@ export interface Operation<
   readonly request: z.ZodType<Request> | undefined;
   readonly arguments: z.ZodType<Args> | undefined;
   readonly editable: readonly string[];
-  readonly toScope: (args: Args, facts: ProposalFacts) => unknown;
-  readonly prepare:
-    | ((request: Request, ctx: PrepareContext) => Promise<Prepared<Args, Preview> | Rejection>)
-    | undefined;
-  readonly authorize: (actor: Actor, scope: Scope) => boolean;
-  readonly revalidate: ((args: Args, ctx: RevalidateContext) => Promise<Revalidation>) | undefined;
-  readonly commandScope: ((request: never, facts: ProposalFacts) => unknown) | undefined;
-  readonly execute: ((args: Args, ctx: ExecuteContext) => Promise<Result | DefiniteFailure>) | undefined;
-  readonly reconcile: ((attempt: ReconcileAttempt<Args>) => Promise<Reconciliation<Result>>) | undefined;
+  toScope(args: Args, facts: ProposalFacts): unknown;
+  prepare?(request: Request, ctx: PrepareContext): Promise<Prepared<Args, Preview> | Rejection>;
+  authorize(actor: Actor, scope: Scope): boolean;
+  revalidate?(args: Args, ctx: RevalidateContext): Promise<Revalidation>;
+  commandScope?(request: never, facts: ProposalFacts): unknown;
+  execute?(args: Args, ctx: ExecuteContext): Promise<Result | DefiniteFailure>;
+  reconcile?(attempt: ReconcileAttempt<Args>): Promise<Reconciliation<Result>>;
   handback(outcome: Outcome<Result>): string;
 }
 
@@ -320,12 +318,12 @@ export function defineOperation<
         operation: facts.operation,
         ...(args as object),
       })),
-    prepare: d.prepare,
     authorize: d.authorize ?? (() => true),
-    revalidate: d.revalidate,
-    commandScope: d.commandScope,
-    execute: d.execute,
-    reconcile: d.reconcile,
+    ...(d.prepare ? { prepare: d.prepare } : {}),
+    ...(d.revalidate ? { revalidate: d.revalidate } : {}),
+    ...(d.commandScope ? { commandScope: d.commandScope } : {}),
+    ...(d.execute ? { execute: d.execute } : {}),
+    ...(d.reconcile ? { reconcile: d.reconcile } : {}),
     handback: d.handback ?? defaultHandback,
   };
   return Object.freeze(operation);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
 
 const { dir, cleanup } = tempDir();
@@ -18,11 +19,22 @@ function file(name: string, text: string): string {
 async function cli(argv: string[], stdin = '') {
   let out = '';
   let err = '';
-  const code = await runCli(argv, { stdout: (t) => (out += t), stderr: (t) => (err += t), stdin: async () => stdin });
+  const code = await runCli(argv, {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    stdin: async () => stdin,
+  });
   return { code, out, err };
 }
 
-const approved = { tenant: 'acme', operation: 'invoice.pay', invoice_id: 'inv-104', destination_account_id: 'acct-supplier-7', amount_minor: 24049, currency: 'USD' };
+const approved = {
+  tenant: 'acme',
+  operation: 'invoice.pay',
+  invoice_id: 'inv-104',
+  destination_account_id: 'acct-supplier-7',
+  amount_minor: 24049,
+  currency: 'USD',
+};
 
 describe('countersign canonicalize / digest', () => {
   it('canonicalizes a file, sorting keys', async () => {
@@ -49,15 +61,25 @@ describe('countersign canonicalize / digest', () => {
 describe('countersign diff', () => {
   it('exit 0 when identical regardless of key order', async () => {
     const reversed = Object.fromEntries(Object.entries(approved).reverse());
-    const r = await cli(['diff', file('ap.json', JSON.stringify(approved)), file('rq.json', JSON.stringify(reversed))]);
+    const r = await cli([
+      'diff',
+      file('ap.json', JSON.stringify(approved)),
+      file('rq.json', JSON.stringify(reversed)),
+    ]);
     expect(r).toEqual({ code: 0, out: '', err: '' });
   });
 
   it('one line per difference, exit 1', async () => {
     const requested = { ...approved, destination_account_id: 'acct-personal-2', expedite: true };
-    const r = await cli(['diff', file('ap2.json', JSON.stringify(approved)), file('rq2.json', JSON.stringify(requested))]);
+    const r = await cli([
+      'diff',
+      file('ap2.json', JSON.stringify(approved)),
+      file('rq2.json', JSON.stringify(requested)),
+    ]);
     expect(r.code).toBe(1);
-    expect(r.out).toBe('$.destination_account_id: "acct-supplier-7" -> "acct-personal-2"\n$.expedite: added true\n');
+    expect(r.out).toBe(
+      '$.destination_account_id: "acct-supplier-7" -> "acct-personal-2"\n$.expedite: added true\n',
+    );
   });
 
   it.each([
@@ -97,7 +119,9 @@ describe('countersign demo and audit commands on a real SQLite file', () => {
     const db = join(dir, 'demo.db');
     const demo = await cli(['demo', '--db', db]);
     expect(demo.code).toBe(0);
-    const hashes = [...demo.out.matchAll(/^ {3}(proposed|approved|executed) .*hash ([0-9a-f]{12})/gm)].slice(0, 3).map((m) => m[2]);
+    const hashes = [...demo.out.matchAll(/^ {3}(proposed|approved|executed) .*hash ([0-9a-f]{12})/gm)]
+      .slice(0, 3)
+      .map((m) => m[2]);
     expect(hashes).toHaveLength(3);
     expect(new Set(hashes).size).toBe(1);
     expect(demo.out).toContain('→ denied scope_mismatch  $.amount_minor: 24049 -> 240490');
@@ -112,7 +136,12 @@ describe('countersign demo and audit commands on a real SQLite file', () => {
     const id = /next: countersign audit show (prp_\w+)/.exec(demo.out)?.[1];
     const show = await cli(['audit', 'show', id!, '--db', db]);
     expect(show.code).toBe(0);
-    expect(show.out.split('\n').filter((l) => /^\d{4}-/.test(l)).map((l) => l.split(/\s+/)[1])).toEqual(['proposed', 'approved', 'claimed', 'revalidated', 'command', 'outcome']);
+    expect(
+      show.out
+        .split('\n')
+        .filter((l) => /^\d{4}-/.test(l))
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(['proposed', 'approved', 'claimed', 'revalidated', 'command', 'outcome']);
 
     const list = await cli(['proposals', 'list', '--db', db, '--tenant', 'acme', '--status', 'superseded']);
     expect(list.code).toBe(0);
@@ -124,10 +153,9 @@ describe('countersign demo and audit commands on a real SQLite file', () => {
   it('a changed audit row makes verify exit 1 naming the event', async () => {
     const db = join(dir, 'tamper.db');
     await cli(['demo', '--db', db]);
-    const { default: Database } = await import('better-sqlite3');
-    const conn = new Database(db);
-    conn.prepare("UPDATE countersign_audit_events SET actor = 'user:mallory' WHERE seq = 3").run();
-    conn.close();
+    const store = new SqliteStore({ path: db });
+    store.database.prepare("UPDATE countersign_audit_events SET actor = 'user:mallory' WHERE seq = 3").run();
+    await store.close();
     const r = await cli(['audit', 'verify', '--db', db]);
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^broken tenant=acme event=#3 \(evt_\w+\) problem=leaf_mismatch/);
@@ -137,7 +165,14 @@ describe('countersign demo and audit commands on a real SQLite file', () => {
 describe('the countersign binary', () => {
   it('runs as a process and exits with the command status', async () => {
     const run = promisify(execFile);
-    const p = run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'diff', file('x.json', '{"a":1}'), file('y.json', '{"a":2}')]);
+    const p = run(process.execPath, [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'diff',
+      file('x.json', '{"a":1}'),
+      file('y.json', '{"a":2}'),
+    ]);
     await expect(p).rejects.toMatchObject({ code: 1, stdout: '$.a: 1 -> 2\n' });
   });
 });

@@ -1,0 +1,111 @@
+import { Hono } from 'hono';
+import { NONCE, secureHeaders } from 'hono/secure-headers';
+import type { Engine } from '../engine/create-engine.js';
+import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
+import { apiRoutes } from './api/api-routes.js';
+import type { AppEnv } from './app-env.js';
+import { authenticate } from './auth/authenticate.js';
+import { consoleRoutes } from './console/console-routes.js';
+import type { PrincipalDirectory } from './directory/principal-directory.js';
+import { errorHandler, notFoundHandler } from './handle-error.js';
+
+/** What an MCP (or any other) extension is handed to mount its own routes. */
+export interface AppExtensionContext {
+  readonly engine: Engine;
+  readonly directory: PrincipalDirectory;
+  readonly logger: Logger;
+}
+
+/** Everything the countersign app is wired from. */
+export interface CountersignAppOptions {
+  readonly engine: Engine;
+  /** The principal directory, in the same store as the engine. */
+  readonly directory: PrincipalDirectory;
+  /** A pino logger (or anything with info/warn/error). Defaults to silent. */
+  readonly logger?: Logger;
+  /**
+   * The URL operators reach this server at, e.g. `https://approvals.example.com`, when it sits
+   * behind a proxy: approval links, the Origin check and cookie security use it. Defaults to
+   * each request's own URL.
+   */
+  readonly publicUrl?: string;
+  /** Roles that may decide; keep equal to the engine's `approverRoles`. Default `['approver', 'admin']`. */
+  readonly approverRoles?: readonly string[];
+  /** Defaults to the system clock. */
+  readonly clock?: Clock;
+  /** The absolute session lifetime in ms, for the cookie's Max-Age (default 12 hours). */
+  readonly sessionAbsoluteMs?: number;
+  /** Mounts extra routes (the MCP endpoint) on the app before the console. */
+  readonly mcp?: (app: Hono<AppEnv>, ctx: AppExtensionContext) => void;
+}
+
+/**
+ * The countersign HTTP app: API v1 under `/api/v1`, the operator console at `/`, `GET /healthz`.
+ * Security headers on every response (CSP with a per-response nonce and no `unsafe-inline`,
+ * `frame-ancestors 'none'`, `nosniff`, `no-referrer`); errors become responses in one place.
+ *
+ * @example
+ * const app = createCountersignApp({ engine, directory, logger: pino() });
+ * serve({ fetch: app.fetch, port: 8787 });
+ */
+export function createCountersignApp(options: CountersignAppOptions): Hono<AppEnv> {
+  const logger = options.logger ?? silentLogger;
+  const publicUrl = options.publicUrl ? new URL(options.publicUrl) : undefined;
+  const app = new Hono<AppEnv>();
+  app.onError(errorHandler(logger));
+  app.notFound(notFoundHandler);
+
+  app.use(async (c, next) => {
+    const started = performance.now();
+    await next();
+    logger.info(
+      {
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+      },
+      'request',
+    );
+  });
+  app.use(
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        scriptSrc: [NONCE],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      xFrameOptions: 'DENY',
+      referrerPolicy: 'no-referrer',
+      crossOriginResourcePolicy: 'same-origin',
+    }),
+  );
+
+  app.get('/healthz', async (c) => {
+    await options.engine.list('countersign-healthz', { limit: 1 });
+    c.header('Cache-Control', 'no-store');
+    return c.json({ status: 'ok' });
+  });
+
+  const auth = authenticate(options.directory, publicUrl);
+  app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
+  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl }));
+  options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
+  app.route(
+    '/',
+    consoleRoutes({
+      engine: options.engine,
+      directory: options.directory,
+      publicUrl,
+      approverRoles: options.approverRoles ?? options.engine.approverRoles,
+      clock: options.clock ?? { now: () => Date.now() },
+      sessionMaxAgeSeconds: Math.floor((options.sessionAbsoluteMs ?? 12 * 3_600_000) / 1000),
+    }),
+  );
+  return app;
+}
