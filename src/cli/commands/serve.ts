@@ -1,0 +1,155 @@
+import { dirname, join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { runDemoAgent } from '../../demo/demo-agent.js';
+import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
+import { createEngine } from '../../engine/create-engine.js';
+import type { AnyOperation } from '../../operation/define-operation.js';
+import { createCountersignApp } from '../../server/create-app.js';
+import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
+import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
+import { startServer } from '../../server/start-server.js';
+import { describeStoreTarget, isPostgresTarget, openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
+import { type Command, stringOption, UsageProblem } from '../command.js';
+
+const EXPIRY_SWEEP_MS = 30_000;
+
+function portOf(value: string | undefined): number {
+  if (value === undefined) return 8787;
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value) || port > 65_535)
+    throw new UsageProblem(`--port ${value}: expected a port number from 0 to 65535`);
+  return port;
+}
+
+/** `countersign serve`: the operator console and HTTP API on one port. */
+export const serveCommand: Command = {
+  path: ['serve'],
+  summary: 'serve the operator console and the HTTP API (SQLite by default; --demo for a ready-made desk)',
+  help: `Usage: countersign serve [--db FILE] [--store URL] [--config FILE] [--port N] [--host H]
+                         [--demo] [--demo-credentials FILE] [--mcp]
+
+Serves the operator console at / and the HTTP API at /api/v1 (OpenAPI at /api/v1/openapi.json),
+and prints "ready http://HOST:PORT" once listening. SIGTERM or SIGINT stops accepting
+connections, lets in-flight requests finish, and closes the database cleanly.
+
+  --db FILE                the SQLite file (default ./countersign.db, created if missing)
+  --store URL              a postgres:// URL instead of --db (several servers may share it)
+  --config FILE            an ES module exporting { operations, store?, authentication? }
+  --port N                 default 8787 (0 picks a free port)
+  --host H                 default 127.0.0.1
+  --demo                   the example operations (invoice payments, refunds, email drafts),
+                           tenants acme and globex with approver, viewer and admin operators,
+                           one agent each, and a scripted agent proposing a realistic mix
+  --demo-credentials FILE  where --demo writes the logins and tokens the first time
+                           (default: countersign-demo-credentials.json beside the database)
+  --mcp                    also serve the MCP endpoint (when this build has it)`,
+  options: {
+    db: { type: 'string' },
+    store: { type: 'string' },
+    config: { type: 'string' },
+    port: { type: 'string' },
+    host: { type: 'string' },
+    demo: { type: 'boolean' },
+    'demo-credentials': { type: 'string' },
+    mcp: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const demo = args.values['demo'] === true;
+    const dbOption = stringOption(args, 'db');
+    const storeUrl = stringOption(args, 'store');
+    const configFile = stringOption(args, 'config');
+    const port = portOf(stringOption(args, 'port'));
+    const host = stringOption(args, 'host') ?? '127.0.0.1';
+    if (demo && configFile)
+      throw new UsageProblem('--demo serves the example operations; it cannot be combined with --config');
+    if (dbOption && storeUrl) throw new UsageProblem('pass --db FILE or --store URL, not both');
+    if (storeUrl && !isPostgresTarget(storeUrl))
+      throw new UsageProblem('--store expects a postgres:// URL; use --db for a SQLite file');
+    if (args.values['demo-credentials'] !== undefined && !demo)
+      throw new UsageProblem('--demo-credentials needs --demo');
+
+    const logger = pino(
+      { level: 'info', base: { service: 'countersign' } },
+      { write: (line: string) => io.stderr(line) },
+    );
+    const config = configFile ? await loadServeConfig(configFile) : undefined;
+    const db = resolve(dbOption ?? 'countersign.db');
+    const target = storeUrl ?? (config?.store ? undefined : db);
+    const store: Store = config?.store ?? (await openStore(target ?? db));
+    const world = demo
+      ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })
+      : undefined;
+    const operations: readonly AnyOperation[] = world ? demoOperations(world) : (config?.operations ?? []);
+    if (operations.length === 0) {
+      await store.close();
+      throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
+    }
+    const auth: AuthenticationConfig = config?.authentication ?? {};
+    const engine = await createEngine({
+      store,
+      operations,
+      logger,
+      ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
+    });
+    const directory = new PrincipalDirectory(store, {
+      ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
+      ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
+      ...(auth.loginLimit !== undefined ? { loginLimit: auth.loginLimit } : {}),
+    });
+    await directory.migrate();
+    await auth.setup?.(directory);
+    const credentialsFile = resolve(
+      stringOption(args, 'demo-credentials') ?? join(dirname(db), 'countersign-demo-credentials.json'),
+    );
+    const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
+    if (args.values['mcp'] === true)
+      io.stderr('countersign serve: --mcp is not available in this build yet; serving without it\n');
+
+    const app = createCountersignApp({
+      engine,
+      directory,
+      logger,
+      ...(auth.publicUrl ? { publicUrl: auth.publicUrl } : {}),
+      ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
+      ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
+    });
+    let server: Awaited<ReturnType<typeof startServer>>;
+    try {
+      server = await startServer(app, { port, host, onClose: () => engine.close() });
+    } catch (error) {
+      await engine.close();
+      throw error;
+    }
+    const sweep = setInterval(() => {
+      engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed'));
+    }, EXPIRY_SWEEP_MS);
+    sweep.unref();
+    if (world) await runDemoAgent({ engine, world, tenants: Object.keys(DEMO_TENANTS), logger });
+
+    logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
+    io.stdout(`ready ${server.url}\n`);
+    if (seeded?.kind === 'seeded') {
+      const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
+      if (login)
+        io.stdout(`demo: sign in at ${server.url}/login as ${login.email} with password ${login.password}\n`);
+      io.stdout(`demo: every demo login and token is in ${seeded.file}\n`);
+    } else if (seeded) {
+      io.stdout(
+        `demo: the store was already seeded; its logins are in ${credentialsFile} (written at the first start)\n`,
+      );
+    }
+
+    await new Promise<void>((done) => {
+      if (!io.signal) return;
+      if (io.signal.aborted) done();
+      else io.signal.addEventListener('abort', () => done(), { once: true });
+    });
+    clearInterval(sweep);
+    logger.info({}, 'shutting down');
+    await server.close();
+    io.stdout('stopped\n');
+    return 0;
+  },
+};

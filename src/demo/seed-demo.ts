@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import type { PrincipalDirectory } from '../server/directory/principal-directory.js';
+import { type DemoCredentials, type DemoOperator, writeDemoCredentials } from './demo-credentials.js';
+
+/** The demo tenants and their display names. */
+export const DEMO_TENANTS: Readonly<Record<string, string>> = Object.freeze({
+  acme: 'Acme Corp',
+  globex: 'Globex Corporation',
+});
+
+const ROLES: readonly DemoOperator['role'][] = ['approver', 'viewer', 'admin'];
+
+/** `already_seeded` when the store has the demo tenants: their logins stay, and no file is written. */
+export type SeedResult =
+  | { readonly kind: 'seeded'; readonly credentials: DemoCredentials; readonly file: string }
+  | { readonly kind: 'already_seeded' };
+
+/**
+ * Seeds the demo principals into the directory (and so the store): tenants `acme` and `globex`,
+ * each with an approver, a viewer and an admin operator (random passwords), one agent token and
+ * one operator API token (acting as the approver). Writes every secret once to `file` (mode
+ * 0600). A store that already has the demo tenants is left as it is.
+ */
+export async function seedDemo(directory: PrincipalDirectory, file: string): Promise<SeedResult> {
+  const existing = new Set(await directory.tenants());
+  if (Object.keys(DEMO_TENANTS).every((t) => existing.has(t))) return { kind: 'already_seeded' };
+  const tenants: Record<string, DemoCredentials['tenants'][string]> = {};
+  for (const [tenant, name] of Object.entries(DEMO_TENANTS)) {
+    if (!(await directory.ensureTenant(tenant, name))) continue;
+    const operators: DemoOperator[] = [];
+    for (const role of ROLES) {
+      const operator: DemoOperator = {
+        email: `${role}@${tenant}.test`,
+        password: randomBytes(15).toString('base64url'),
+        role,
+      };
+      await directory.addOperator({
+        tenant,
+        email: operator.email,
+        password: operator.password,
+        roles: [role],
+      });
+      operators.push(operator);
+    }
+    tenants[tenant] = {
+      agentToken: await directory.issueAgentToken({ tenant, label: 'demo agent' }),
+      operatorToken: await directory.issueOperatorToken({
+        email: `approver@${tenant}.test`,
+        label: 'demo api',
+      }),
+      operators,
+    };
+  }
+  const credentials: DemoCredentials = { tenants };
+  writeDemoCredentials(file, credentials);
+  return { kind: 'seeded', credentials, file };
+}

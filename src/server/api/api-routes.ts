@@ -1,0 +1,246 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import type { z } from 'zod';
+import type { Engine } from '../../engine/create-engine.js';
+import type { Proposal } from '../../engine/proposal.js';
+import type { Actor } from '../../operation/actor.js';
+import { formatIssues, toInputIssues } from '../../operation/issues.js';
+import type { ProposalStatus } from '../../store/records.js';
+import type { AppEnv } from '../app-env.js';
+import { unauthenticated } from '../auth/authenticate.js';
+import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
+import { handbackText } from '../handback-text.js';
+import { HttpProblem, refusal } from '../http-problem.js';
+import { readJsonBody } from '../read-body.js';
+import { openApiDocument } from './openapi.js';
+import { auditLineJson, proposalJson } from './proposal-json.js';
+import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
+
+/** What the API routes are wired from. */
+export interface ApiDependencies {
+  readonly engine: Engine;
+  /** The URL operators reach the console at (approval links); defaults to the request's origin. */
+  readonly publicUrl: URL | undefined;
+}
+
+const STATUSES: readonly ProposalStatus[] = [
+  'pending',
+  'executing',
+  'succeeded',
+  'needs_reconciliation',
+  'revision_required',
+  'terminal_failure',
+  'declined',
+  'superseded',
+  'expired',
+];
+
+function invalid(issues: ReturnType<typeof toInputIssues>): HttpProblem {
+  return new HttpProblem(422, 'invalid_request', formatIssues(issues), {
+    extra: {
+      issues,
+      modelMessage: `The request was not accepted: ${formatIssues(issues)}. Correct these fields and try again.`,
+    },
+  });
+}
+
+async function body<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  const parsed = schema.safeParse(await readJsonBody(c));
+  if (!parsed.success) throw invalid(toInputIssues(parsed.error));
+  return parsed.data;
+}
+
+function actorOf(c: Context<AppEnv>): Actor {
+  const principal = c.get('principal');
+  if (!principal) throw unauthenticated();
+  return principal.actor;
+}
+
+/** A state change: with a console session (not a bearer token) it must be same-origin and carry the CSRF header. */
+function changingActor(c: Context<AppEnv>, publicUrl: URL | undefined): Actor {
+  const principal = c.get('principal');
+  if (!principal) throw unauthenticated();
+  if (principal.via === 'session') {
+    assertSameOrigin(c, publicUrl);
+    assertCsrfToken(principal.session.csrfToken, c.req.header('x-csrf-token'));
+  }
+  return principal.actor;
+}
+
+// An agent sees the proposals it made; another agent's proposal, like another tenant's, is 404.
+function visibleTo(actor: Actor, proposal: Proposal): boolean {
+  return actor.kind !== 'agent' || proposal.requestedBy === actor.id;
+}
+
+/**
+ * The HTTP API v1 (JSON). Every query passes the caller's tenant; a proposal of another tenant
+ * is 404 exactly like a missing one. Errors are `{ reason, message, correlationId? }`.
+ */
+export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
+  const { engine, publicUrl } = deps;
+  const api = new Hono<AppEnv>();
+  // Proposals, previews and outcomes are tenant data: no shared cache may keep them.
+  api.use(async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
+  const approvalUrl = (c: Context, p: Proposal) =>
+    `${expectedOrigin(c, publicUrl)}/proposals/${p.id}?run=${encodeURIComponent(p.runId)}`;
+  const present = (c: Context, p: Proposal) =>
+    proposalJson(p, { handback: handbackText(engine, p), approvalUrl: approvalUrl(c, p) });
+  const load = async (c: Context<AppEnv>, actor: Actor): Promise<Proposal> => {
+    const proposal = await engine.get(actor.tenant, c.req.param('id') ?? '');
+    if (!proposal || !visibleTo(actor, proposal)) throw refusal('not_found', 'no such proposal');
+    return proposal;
+  };
+
+  api.get('/openapi.json', (c) => c.json(openApiDocument()));
+
+  api.post('/proposals', async (c) => {
+    const actor = changingActor(c, publicUrl);
+    if (actor.kind !== 'agent') throw refusal('forbidden', 'only agents propose; operators approve');
+    const input = await body(c, ProposeBody);
+    const result = await engine.propose({
+      operation: input.operation,
+      request: input.request,
+      tenant: actor.tenant,
+      section: input.section ?? null,
+      resource: input.resource,
+      requestedBy: actor.id,
+      runId: input.runId,
+    });
+    if (result.kind === 'invalid_request') {
+      throw refusal(result.reason, result.modelMessage, {
+        issues: result.issues,
+        modelMessage: result.modelMessage,
+      });
+    }
+    return c.json(present(c, result.proposal), 201);
+  });
+
+  api.get('/proposals', async (c) => {
+    const actor = actorOf(c);
+    const query = c.req.query();
+    const issues: { path: string; message: string }[] = [];
+    const known = new Set(['status', 'runId', 'operation', 'limit', 'cursor']);
+    for (const key of Object.keys(query))
+      if (!known.has(key)) issues.push({ path: `$.${key}`, message: 'unknown query parameter' });
+    const statuses = query['status']?.split(',') ?? [];
+    for (const s of statuses)
+      if (!(STATUSES as readonly string[]).includes(s))
+        issues.push({ path: '$.status', message: `unknown status "${s}"` });
+    const limit = query['limit'] === undefined ? 50 : Number(query['limit']);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200)
+      issues.push({ path: '$.limit', message: 'expected a whole number from 1 to 200' });
+    if (issues.length > 0) throw invalid(issues);
+    const page = await engine.list(actor.tenant, {
+      limit,
+      ...(statuses.length > 0 ? { status: statuses as ProposalStatus[] } : {}),
+      ...(query['runId'] ? { runId: query['runId'] } : {}),
+      ...(query['operation'] ? { operation: query['operation'] } : {}),
+      ...(query['cursor'] ? { cursor: query['cursor'] } : {}),
+    });
+    return c.json({
+      items: page.items.filter((p) => visibleTo(actor, p)).map((p) => present(c, p)),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    });
+  });
+
+  api.get('/proposals/:id', async (c) => c.json(present(c, await load(c, actorOf(c)))));
+
+  api.get('/proposals/:id/audit', async (c) => {
+    const actor = actorOf(c);
+    const proposal = await load(c, actor);
+    const events = await engine.audit(actor.tenant, proposal.id);
+    return c.json({ proposalId: proposal.id, short: proposal.short, events: events.map(auditLineJson) });
+  });
+
+  api.post('/proposals/:id/approve', async (c) => {
+    const actor = changingActor(c, publicUrl);
+    const input = await body(c, ApproveBody);
+    const proposalId = c.req.param('id');
+    const result = await engine.approveAndExecute({
+      tenant: actor.tenant,
+      proposalId,
+      approver: actor,
+      seenDigest: input.seenDigest,
+      ...(input.runId !== undefined ? { runId: input.runId } : {}),
+    });
+    if (result.kind === 'completed')
+      return c.json({
+        id: proposalId,
+        short: result.contract.short,
+        outcome: result.outcome,
+        replayed: false,
+      });
+    if (result.kind === 'already_completed')
+      return c.json({ id: proposalId, outcome: result.outcome, replayed: true });
+    throw refusal(
+      result.reason,
+      result.message,
+      await supersededExtra(engine, actor, proposalId, result.reason),
+    );
+  });
+
+  api.post('/proposals/:id/decline', async (c) => {
+    const actor = changingActor(c, publicUrl);
+    const input = await body(c, DeclineBody);
+    const result = await engine.decline({
+      tenant: actor.tenant,
+      proposalId: c.req.param('id'),
+      actor,
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    });
+    if (result.kind !== 'declined') throw refusal(result.reason, result.message);
+    return c.json({ id: c.req.param('id'), status: 'declined' });
+  });
+
+  api.post('/proposals/:id/edit', async (c) => {
+    const actor = changingActor(c, publicUrl);
+    const input = await body(c, EditBody);
+    const result = await engine.edit({
+      tenant: actor.tenant,
+      proposalId: c.req.param('id'),
+      editor: actor,
+      changes: input.changes,
+    });
+    if (result.kind === 'invalid_request')
+      throw refusal(result.reason, result.modelMessage, {
+        issues: result.issues,
+        modelMessage: result.modelMessage,
+      });
+    if (result.kind === 'not_editable') throw refusal(result.reason, result.message);
+    return c.json({ ...present(c, result.proposal), superseded: result.superseded }, 201);
+  });
+
+  api.post('/proposals/:id/reconcile', async (c) => {
+    const actor = changingActor(c, publicUrl);
+    await body(c, ReconcileBody);
+    const result = await engine.reconcile({ tenant: actor.tenant, proposalId: c.req.param('id'), actor });
+    if (result.kind === 'reconciled') return c.json({ id: c.req.param('id'), outcome: result.outcome });
+    if (result.kind === 'still_pending') {
+      return c.json(
+        {
+          id: c.req.param('id'),
+          status: 'needs_reconciliation',
+          message: 'the provider has no final answer yet; try again later',
+        },
+        202,
+      );
+    }
+    throw refusal(result.reason, result.message);
+  });
+
+  return api;
+}
+
+async function supersededExtra(
+  engine: Engine,
+  actor: Actor,
+  id: string,
+  reason: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (reason !== 'superseded') return undefined;
+  const proposal = await engine.get(actor.tenant, id);
+  return proposal?.supersededBy ? { supersededBy: proposal.supersededBy } : undefined;
+}

@@ -1,0 +1,360 @@
+import { z } from 'zod';
+import { REASONS } from '../../operation/reasons.js';
+import { SERVER_REASONS } from '../http-problem.js';
+import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
+
+// OpenAPI 3.1 uses JSON Schema 2020-12 as is; only the `$schema` member is dropped.
+function schema(type: z.ZodType): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(type, { io: 'input' }) as Record<string, unknown>;
+  return rest;
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (s: object) => ({ 'application/json': { schema: s } });
+const problem = (description: string) => ({ description, content: json(ref('Problem')) });
+const idParam = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^prp_[0-9a-z]+$' },
+};
+
+const decisionErrors = {
+  '400': problem('Malformed JSON (`invalid_json`)'),
+  '401': problem('No valid bearer token or session (`unauthenticated`)'),
+  '403': problem('`forbidden` (a viewer, an agent, the proposing principal) or `cross_site_request`'),
+  '404': problem("`not_found`: missing, or another tenant's (indistinguishable)"),
+  '409': problem('The lifecycle refuses: `stale_view`, `expired`, `declined`, `superseded`, `replayed`, …'),
+  '415': problem('Not application/json (`unsupported_media_type`)'),
+  '422': problem('The body does not match the schema (`invalid_request`, with `issues`)'),
+};
+
+let cached: Record<string, unknown> | undefined;
+
+/** The OpenAPI 3.1 document of the HTTP API v1, served at `GET /api/v1/openapi.json`. */
+export function openApiDocument(): Record<string, unknown> {
+  cached ??= {
+    openapi: '3.1.0',
+    info: {
+      title: 'countersign HTTP API',
+      version: '1.0.0',
+      description:
+        'Agents propose operations with their bearer token; operators approve exactly the digest they saw. ' +
+        'Errors are always `{ reason, message, correlationId? }`. With a console session instead of a bearer ' +
+        'token, state changes must be same-origin and send the `X-CSRF-Token` header.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }, { session: [] }],
+    paths: {
+      '/healthz': {
+        get: {
+          summary: 'Liveness and store check',
+          security: [],
+          responses: {
+            '200': {
+              description: 'Serving',
+              content: json({ type: 'object', properties: { status: { const: 'ok' } } }),
+            },
+          },
+        },
+      },
+      '/api/v1/openapi.json': {
+        get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1' } } },
+      },
+      '/api/v1/proposals': {
+        post: {
+          summary: 'Propose an operation (agent token)',
+          requestBody: { required: true, content: json(ref('ProposeBody')) },
+          responses: {
+            '201': { description: 'A frozen, pending proposal', content: json(ref('Proposal')) },
+            '400': problem('`run_id_missing` or `invalid_json`'),
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: only agents propose'),
+            '422': problem('`invalid_request` with `issues` and `modelMessage` the model can act on'),
+          },
+        },
+        get: {
+          summary: "The tenant's proposals, newest first",
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              schema: { type: 'string' },
+              description: 'Comma-separated statuses, e.g. `pending`',
+            },
+            { name: 'runId', in: 'query', schema: { type: 'string' } },
+            { name: 'operation', in: 'query', schema: { type: 'string' } },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              schema: { type: 'string' },
+              description: '`nextCursor` of the previous page',
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'One page',
+              content: json({
+                type: 'object',
+                required: ['items'],
+                properties: {
+                  items: { type: 'array', items: ref('Proposal') },
+                  nextCursor: { type: 'string' },
+                },
+              }),
+            },
+            '401': problem('`unauthenticated`'),
+            '422': problem('`invalid_request`: an unknown status or parameter'),
+          },
+        },
+      },
+      '/api/v1/proposals/{id}': {
+        get: {
+          summary: 'One proposal: status, preview, short hash, outcome and handback text',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'The proposal', content: json(ref('Proposal')) },
+            '401': problem('`unauthenticated`'),
+            '404': problem('`not_found`'),
+          },
+        },
+      },
+      '/api/v1/proposals/{id}/audit': {
+        get: {
+          summary: 'The audit events of one proposal, with short hashes',
+          parameters: [idParam],
+          responses: {
+            '200': {
+              description: 'Events in chain order',
+              content: json({
+                type: 'object',
+                properties: {
+                  proposalId: { type: 'string' },
+                  short: { type: 'string' },
+                  events: { type: 'array', items: ref('AuditEvent') },
+                },
+              }),
+            },
+            '404': problem('`not_found`'),
+          },
+        },
+      },
+      '/api/v1/proposals/{id}/approve': {
+        post: {
+          summary: 'Approve exactly the digest the operator saw; executes it once',
+          parameters: [idParam],
+          requestBody: { required: true, content: json(ref('ApproveBody')) },
+          responses: {
+            '200': {
+              description:
+                'The outcome of this approval, or the stored outcome of an earlier one (`replayed: true`)',
+              content: json({
+                type: 'object',
+                required: ['outcome', 'replayed'],
+                properties: {
+                  outcome: ref('Outcome'),
+                  replayed: { type: 'boolean' },
+                  short: { type: 'string' },
+                },
+              }),
+            },
+            ...decisionErrors,
+          },
+        },
+      },
+      '/api/v1/proposals/{id}/decline': {
+        post: {
+          summary: 'Decline a pending proposal',
+          parameters: [idParam],
+          requestBody: { required: true, content: json(ref('DeclineBody')) },
+          responses: { '200': { description: 'Declined' }, ...decisionErrors },
+        },
+      },
+      '/api/v1/proposals/{id}/edit': {
+        post: {
+          summary: 'Edit editable fields: a new proposal with a new digest supersedes this one',
+          parameters: [idParam],
+          requestBody: { required: true, content: json(ref('EditBody')) },
+          responses: {
+            '201': {
+              description: 'The new pending proposal (`superseded` names the old one)',
+              content: json(ref('Proposal')),
+            },
+            ...decisionErrors,
+          },
+        },
+      },
+      '/api/v1/proposals/{id}/reconcile': {
+        post: {
+          summary: 'Ask the provider about a lost response and record the authoritative outcome',
+          parameters: [idParam],
+          requestBody: { required: true, content: json(ref('ReconcileBody')) },
+          responses: {
+            '200': {
+              description: 'Reconciled',
+              content: json({ type: 'object', properties: { outcome: ref('Outcome') } }),
+            },
+            '202': { description: 'The provider has no final answer yet' },
+            ...decisionErrors,
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An agent token (proposes) or an operator API token (decides)',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: '__Host-countersign_session',
+          description: 'The console session; send X-CSRF-Token on state changes',
+        },
+      },
+      schemas: {
+        Problem: {
+          type: 'object',
+          required: ['reason', 'message'],
+          properties: {
+            reason: {
+              enum: [
+                ...REASONS.filter((r) => r !== 'approved' && r !== 'approved_by_grant'),
+                ...SERVER_REASONS,
+              ],
+            },
+            message: { type: 'string' },
+            correlationId: { type: 'string' },
+            issues: {
+              type: 'array',
+              items: {
+                type: 'object',
+                properties: { path: { type: 'string' }, message: { type: 'string' } },
+              },
+            },
+            modelMessage: { type: 'string' },
+          },
+        },
+        Outcome: {
+          oneOf: [
+            {
+              type: 'object',
+              required: ['kind', 'result'],
+              properties: { kind: { const: 'succeeded' }, result: {} },
+            },
+            {
+              type: 'object',
+              required: ['kind', 'statusPath'],
+              properties: { kind: { const: 'needs_reconciliation' }, statusPath: { type: 'string' } },
+            },
+            {
+              type: 'object',
+              required: ['kind', 'reason'],
+              properties: { kind: { const: 'revision_required' }, reason: { type: 'string' } },
+            },
+            {
+              type: 'object',
+              required: ['kind', 'correlationId', 'message'],
+              properties: {
+                kind: { const: 'terminal_failure' },
+                correlationId: { type: 'string' },
+                reason: { type: 'string' },
+                message: { type: 'string' },
+              },
+            },
+          ],
+        },
+        Proposal: {
+          type: 'object',
+          required: [
+            'id',
+            'operation',
+            'status',
+            'runId',
+            'digest',
+            'short',
+            'preview',
+            'expiresAt',
+            'approvalUrl',
+            'handback',
+          ],
+          properties: {
+            id: { type: 'string' },
+            operation: { type: 'string' },
+            status: {
+              enum: [
+                'pending',
+                'executing',
+                'succeeded',
+                'needs_reconciliation',
+                'revision_required',
+                'terminal_failure',
+                'declined',
+                'superseded',
+                'expired',
+              ],
+            },
+            runId: { type: 'string' },
+            resource: { type: 'string' },
+            section: { type: ['string', 'null'] },
+            requestedBy: { type: 'string' },
+            scopeVersion: { type: 'integer' },
+            viewVersion: { type: 'integer' },
+            digest: {
+              type: 'string',
+              description: 'Full SHA-256 contract digest: what an approval must carry',
+            },
+            short: { type: 'string', description: 'First 12 hex characters of the digest' },
+            preview: { description: 'The frozen view model a human reviews' },
+            request: { description: "The model's parsed request" },
+            createdAt: { type: 'string', format: 'date-time' },
+            expiresAt: { type: 'string', format: 'date-time' },
+            supersedes: { type: ['string', 'null'] },
+            supersededBy: { type: ['string', 'null'] },
+            decidedBy: { type: ['string', 'null'] },
+            decidedAt: { type: ['string', 'null'], format: 'date-time' },
+            decisionNote: { type: ['string', 'null'] },
+            approvalKind: { enum: ['exact', 'grant', null] },
+            outcome: { oneOf: [ref('Outcome'), { type: 'null' }] },
+            handback: { type: 'string', description: 'Safe text for the next model turn' },
+            approvalUrl: {
+              type: 'string',
+              description: 'The console page of this proposal, carrying its run id',
+            },
+          },
+        },
+        AuditEvent: {
+          type: 'object',
+          properties: {
+            seq: { type: 'integer' },
+            id: { type: 'string' },
+            step: { type: 'string' },
+            at: { type: 'string', format: 'date-time' },
+            actor: { type: 'string' },
+            reason: { type: ['string', 'null'] },
+            runId: { type: 'string' },
+            attemptId: { type: ['string', 'null'] },
+            commandId: { type: ['string', 'null'] },
+            digests: { type: 'object' },
+            short: { type: 'object' },
+            detail: { type: 'object' },
+            chainHash: { type: 'string' },
+          },
+        },
+        ProposeBody: schema(ProposeBody),
+        ApproveBody: schema(ApproveBody),
+        DeclineBody: schema(DeclineBody),
+        EditBody: schema(EditBody),
+        ReconcileBody: schema(ReconcileBody),
+      },
+    },
+  };
+  return cached;
+}

@@ -1,0 +1,54 @@
+import type { AuditLine } from '../../engine/queries.js';
+import type { Proposal } from '../../engine/proposal.js';
+
+/** A proposal as the API returns it: everything an agent or operator client needs, never the executable arguments. */
+export function proposalJson(
+  proposal: Proposal,
+  extra: { readonly handback: string; readonly approvalUrl: string },
+) {
+  return {
+    id: proposal.id,
+    operation: proposal.operation,
+    status: proposal.status,
+    runId: proposal.runId,
+    resource: proposal.resource,
+    section: proposal.section,
+    requestedBy: proposal.requestedBy,
+    scopeVersion: proposal.scopeVersion,
+    viewVersion: proposal.viewVersion,
+    digest: proposal.digest,
+    short: proposal.short,
+    preview: proposal.preview,
+    request: proposal.request,
+    createdAt: proposal.createdAt.toISOString(),
+    expiresAt: proposal.expiresAt.toISOString(),
+    supersedes: proposal.supersedes,
+    supersededBy: proposal.supersededBy,
+    decidedBy: proposal.decidedBy,
+    decidedAt: proposal.decidedAt?.toISOString() ?? null,
+    decisionNote: proposal.decisionNote,
+    approvalKind: proposal.approvalKind,
+    outcome: proposal.outcome,
+    handback: extra.handback,
+    approvalUrl: extra.approvalUrl,
+  };
+}
+
+/** An audit event as the API returns it, with its short hashes. */
+export function auditLineJson(line: AuditLine) {
+  return {
+    seq: line.seq,
+    id: line.id,
+    step: line.step,
+    at: new Date(line.at).toISOString(),
+    actor: line.actor,
+    reason: line.reason,
+    runId: line.runId,
+    attemptId: line.attemptId,
+    commandId: line.commandId,
+    digests: line.digests,
+    short: line.short,
+    detail: line.detail,
+    chainHash: line.chainHash,
+  };
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/** `POST /api/v1/proposals`: tenant and requester come from the agent's token, never the body. */
+export const ProposeBody = z.strictObject({
+  operation: z.string().min(1).max(100).describe('The operation kind, e.g. invoice.pay'),
+  request: z.unknown().describe("The model's request: parsed strictly by the operation"),
+  runId: z
+    .string()
+    .max(200)
+    .nullish()
+    .describe('The agent run this proposal belongs to; missing → 400 run_id_missing'),
+  resource: z.string().min(1).max(500).describe('The resource the proposal is about, e.g. invoice:inv-104'),
+  section: z
+    .string()
+    .min(1)
+    .max(100)
+    .nullish()
+    .describe('The assistant section, when the application has several'),
+});
+
+/** `POST /api/v1/proposals/{id}/approve`: the full digest the approver saw, nothing else about the action. */
+export const ApproveBody = z.strictObject({
+  seenDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'expected the full 64-hex digest the page displayed')
+    .describe('The full digest of the proposal as displayed to the approver'),
+  runId: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The run id from the operator link, when there is one'),
+});
+
+/** `POST /api/v1/proposals/{id}/decline`. */
+export const DeclineBody = z.strictObject({
+  reason: z.string().max(500).optional().describe('Why, in words the next model turn may read'),
+});
+
+/** `POST /api/v1/proposals/{id}/edit`: new values for the operation's editable request fields. */
+export const EditBody = z.strictObject({
+  changes: z
+    .record(z.string(), z.unknown())
+    .describe("New values for the operation's editable request fields"),
+});
+
+/** `POST /api/v1/proposals/{id}/reconcile`. */
+export const ReconcileBody = z.strictObject({});

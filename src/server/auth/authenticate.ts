@@ -1,0 +1,39 @@
+import type { MiddlewareHandler } from 'hono';
+import type { AppEnv, Principal } from '../app-env.js';
+import type { PrincipalDirectory } from '../directory/principal-directory.js';
+import { HttpProblem } from '../http-problem.js';
+import { readSessionCookie } from './session-cookie.js';
+
+/**
+ * Resolves who is calling: an `Authorization: Bearer` token (agents and operator API clients)
+ * or, without one, the console session cookie. A bearer header that does not resolve is a 401
+ * at once; it never falls back to the cookie.
+ */
+export function authenticate(
+  directory: PrincipalDirectory,
+  publicUrl: URL | undefined,
+): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    let principal: Principal | undefined;
+    const authorization = c.req.header('authorization');
+    if (authorization !== undefined) {
+      const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization);
+      const actor = match ? await directory.authenticateBearer(match[1]!) : undefined;
+      if (!actor) throw unauthenticated('the bearer token is not valid');
+      principal = { via: 'bearer', actor };
+    } else {
+      const sessionId = readSessionCookie(c, publicUrl);
+      const session = sessionId ? await directory.resolveSession(sessionId) : undefined;
+      if (session && sessionId) principal = { via: 'session', actor: session.actor, session, sessionId };
+    }
+    c.set('principal', principal);
+    await next();
+  };
+}
+
+/** A 401 with the bearer challenge. */
+export function unauthenticated(message = 'sign in or send a bearer token'): HttpProblem {
+  return new HttpProblem(401, 'unauthenticated', message, {
+    headers: { 'WWW-Authenticate': 'Bearer realm="countersign"' },
+  });
+}

@@ -1,0 +1,427 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import type { HtmlEscapedString } from 'hono/utils/html';
+import { html } from 'hono/html';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import type { Engine } from '../../engine/create-engine.js';
+import type { Clock } from '../../engine/engine-context.js';
+import type { Proposal } from '../../engine/proposal.js';
+import type { Actor } from '../../operation/actor.js';
+import type { DenialReason } from '../../operation/reasons.js';
+import { FINAL_STATUSES, type ProposalStatus } from '../../store/records.js';
+import type { AppEnv } from '../app-env.js';
+import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
+import { clearSessionCookie, writeSessionCookie } from '../auth/session-cookie.js';
+import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
+import { handbackText } from '../handback-text.js';
+import { HttpProblem, refusalStatus } from '../http-problem.js';
+import { readFormBody } from '../read-body.js';
+import { editFields, formChanges } from './edit-fields.js';
+import { loginToken, readLoginToken } from './login-token.js';
+import { historyPage } from './pages/history-page.js';
+import { inboxPage } from './pages/inbox-page.js';
+import { loginPage } from './pages/login-page.js';
+import { type Notice, proposalPage } from './pages/proposal-page.js';
+import { userText } from './render-text.js';
+import { STYLESHEET } from './stylesheet.js';
+
+/** What the console is wired from. */
+export interface ConsoleDependencies {
+  readonly engine: Engine;
+  readonly directory: PrincipalDirectory;
+  readonly publicUrl: URL | undefined;
+  /** Roles that may decide (must match the engine's `approverRoles`); the engine enforces them again. */
+  readonly approverRoles: readonly string[];
+  readonly clock: Clock;
+  /** The absolute session lifetime, for the cookie's Max-Age. */
+  readonly sessionMaxAgeSeconds: number;
+}
+
+const HISTORY: readonly ProposalStatus[] = [...FINAL_STATUSES, 'needs_reconciliation', 'executing'];
+
+function safeNext(value: string | undefined): string {
+  return value && /^\/(?![/\\])[A-Za-z0-9_\-/?=&.%~]{0,300}$/.test(value) ? value : '/';
+}
+
+function clientOf(c: Context): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+const DONE: Readonly<Record<string, Notice>> = {
+  replayed: {
+    tone: 'info',
+    title: 'This proposal was already decided. The stored outcome is shown; nothing ran again.',
+  },
+  declined: { tone: 'info', title: 'Declined. The agent will be told.' },
+  reconciled: { tone: 'ok', title: 'Reconciled with the provider. The authoritative outcome is below.' },
+  still_pending: {
+    tone: 'warn',
+    title: 'The provider has no final answer yet. Try reconciling again later.',
+  },
+};
+
+/** What an approval led to, in one sentence that never claims more than the outcome says. */
+function approvedNotice(status: ProposalStatus): Notice {
+  switch (status) {
+    case 'succeeded':
+      return { tone: 'ok', title: 'Approved. The contract was executed once; its outcome is below.' };
+    case 'needs_reconciliation':
+      return {
+        tone: 'warn',
+        title:
+          'Approved, but the provider did not confirm the call. Reconcile it below; it is never retried blindly.',
+      };
+    case 'revision_required':
+      return { tone: 'warn', title: 'Approved, but nothing was executed: a fact changed since the review.' };
+    case 'terminal_failure':
+      return { tone: 'bad', title: 'Approved, but the execution failed. It will not be retried.' };
+    default:
+      return { tone: 'info', title: 'Approved.' };
+  }
+}
+
+function refusalNotice(reason: DenialReason, message: string, next: Proposal | undefined): Notice {
+  const titles: Partial<Record<DenialReason, string>> = {
+    stale_view:
+      'Not approved: this page showed another version of the proposal. Review it again before deciding.',
+    superseded: 'Not approved: this proposal was edited and is superseded.',
+    expired: 'Not approved: the proposal expired.',
+    declined: 'Not approved: the proposal was declined.',
+    replayed: 'Already decided: nothing was done again.',
+    forbidden: 'Not allowed.',
+  };
+  const body =
+    reason === 'superseded' && next
+      ? (html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it; review and approve that one.` as HtmlEscapedString)
+      : (html` ${userText(message)}.` as HtmlEscapedString);
+  return { tone: 'bad', title: titles[reason] ?? 'Refused.', body, reason };
+}
+
+/** The operator console: server-rendered pages, sessions, and CSRF-checked forms. */
+export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
+  const { engine, directory, publicUrl, clock } = deps;
+  const app = new Hono<AppEnv>();
+  const nonce = (c: Context<AppEnv>) => c.get('secureHeadersNonce') ?? '';
+  const sessionOf = (c: Context<AppEnv>): { session: ConsoleSession; sessionId: string } | undefined => {
+    const principal = c.get('principal');
+    return principal?.via === 'session'
+      ? { session: principal.session, sessionId: principal.sessionId }
+      : undefined;
+  };
+  const page = (
+    c: Context<AppEnv>,
+    body: HtmlEscapedString,
+    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 = 200,
+  ) => {
+    c.header('Cache-Control', 'no-store');
+    return c.html(body, status);
+  };
+  // After a POST, come back to the page the form was on, not to the action.
+  const toLogin = (c: Context<AppEnv>) =>
+    c.redirect(
+      `/login?next=${encodeURIComponent(c.req.path.replace(/\/(approve|decline|edit|reconcile)$/, ''))}`,
+      303,
+    );
+
+  const mayDecide = (actor: Actor, proposal: Proposal): boolean => {
+    const operation = engine.operations.get(proposal.operation);
+    return (
+      actor.kind === 'operator' &&
+      actor.roles.some((r) => deps.approverRoles.includes(r)) &&
+      actor.id !== proposal.requestedBy &&
+      operation?.authorize(actor, proposal.scope) === true
+    );
+  };
+
+  /** A state-changing console request: same origin, signed in, a form with only `allowed` fields and the session's CSRF token. */
+  const changing = async (c: Context<AppEnv>, allowed: (name: string) => boolean) => {
+    assertSameOrigin(c, publicUrl);
+    const signedIn = sessionOf(c);
+    const form = await readFormBody(c);
+    if (!signedIn) return { kind: 'signed_out' as const };
+    assertCsrfToken(signedIn.session.csrfToken, form.get('csrf'));
+    const unexpected = [...form.keys()].find((k) => k !== 'csrf' && !allowed(k));
+    if (unexpected !== undefined)
+      throw new HttpProblem(
+        400,
+        'invalid_form',
+        `the form has an unexpected field "${unexpected.slice(0, 40)}"`,
+      );
+    return { kind: 'signed_in' as const, ...signedIn, form };
+  };
+
+  const renderProposal = async (
+    c: Context<AppEnv>,
+    session: ConsoleSession,
+    id: string,
+    options: { notices?: Notice[]; status?: 200 | 403 | 404 | 409 | 422 } = {},
+  ) => {
+    const actor = session.actor;
+    const proposal = await engine.get(actor.tenant, id);
+    if (!proposal) throw new HttpProblem(404, 'not_found', 'no such proposal');
+    const [audit, previous, next] = await Promise.all([
+      engine.audit(actor.tenant, proposal.id),
+      proposal.supersedes ? engine.get(actor.tenant, proposal.supersedes) : undefined,
+      proposal.supersededBy ? engine.get(actor.tenant, proposal.supersededBy) : undefined,
+    ]);
+    const notices = [...(options.notices ?? [])];
+    const done = c.req.query('done');
+    if (done === 'edited' && previous) {
+      notices.push({
+        tone: 'ok',
+        title: `Saved as a new proposal with hash ${proposal.short}.`,
+        body: html` It supersedes <a href="/proposals/${previous.id}"><code>${previous.id}</code></a> <span class="hash small">${previous.short}</span>; approve this one to execute it.` as HtmlEscapedString,
+      });
+    } else if (done === 'approved') {
+      notices.push(approvedNotice(proposal.status));
+    } else if (done && DONE[done]) notices.push(DONE[done]);
+    const run = c.req.query('run');
+    const runMatches = run === undefined || run === proposal.runId;
+    if (!runMatches)
+      notices.push({ tone: 'bad', title: 'This link belongs to another agent run.', reason: 'run_mismatch' });
+    if (proposal.status === 'superseded' && next && !options.notices?.length) {
+      notices.push({
+        tone: 'info',
+        title: 'This proposal was edited.',
+        body: html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it.` as HtmlEscapedString,
+      });
+    }
+    const operation = engine.operations.get(proposal.operation);
+    return page(
+      c,
+      proposalPage({
+        nonce: nonce(c),
+        session,
+        proposal,
+        audit,
+        now: clock.now(),
+        mayDecide: mayDecide(actor, proposal),
+        editFields: operation ? editFields(operation) : [],
+        handback: handbackText(engine, proposal),
+        notices,
+        runMatches,
+        previous,
+        next,
+      }),
+      options.status ?? 200,
+    );
+  };
+
+  const refused = async (
+    c: Context<AppEnv>,
+    session: ConsoleSession,
+    id: string,
+    reason: DenialReason,
+    message: string,
+  ) => {
+    if (reason === 'not_found') throw new HttpProblem(404, 'not_found', 'no such proposal');
+    const status = refusalStatus(reason);
+    const current = await engine.get(session.actor.tenant, id);
+    const next = current?.supersededBy
+      ? await engine.get(session.actor.tenant, current.supersededBy)
+      : undefined;
+    return renderProposal(c, session, id, {
+      notices: [refusalNotice(reason, message, next)],
+      status: status === 400 ? 422 : (status as 403 | 409 | 422),
+    });
+  };
+
+  app.get(STYLESHEET.path, (c) => {
+    c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    return c.body(STYLESHEET.css, 200, { 'Content-Type': 'text/css; charset=utf-8' });
+  });
+
+  app.get('/login', (c) => {
+    if (sessionOf(c)) return c.redirect('/', 303);
+    const next = c.req.query('next');
+    return page(
+      c,
+      loginPage({
+        nonce: nonce(c),
+        csrf: loginToken(c, publicUrl),
+        ...(next ? { next: safeNext(next) } : {}),
+      }),
+    );
+  });
+
+  app.post('/login', async (c) => {
+    assertSameOrigin(c, publicUrl);
+    const form = await readFormBody(c);
+    const email = form.get('email') ?? '';
+    const next = safeNext(form.get('next'));
+    const again = (error: string, status: 401 | 403 | 429) =>
+      page(
+        c,
+        loginPage({
+          nonce: nonce(c),
+          csrf: loginToken(c, publicUrl),
+          email: email.slice(0, 320),
+          error,
+          next,
+        }),
+        status,
+      );
+    const expected = readLoginToken(c, publicUrl);
+    if (!expected) return again('The sign-in form expired. Please sign in again.', 403);
+    assertCsrfToken(expected, form.get('csrf'));
+    const result = await directory.login({
+      email,
+      password: form.get('password') ?? '',
+      client: clientOf(c),
+      previousSessionId: sessionOf(c)?.sessionId,
+    });
+    if (result.kind === 'rate_limited') {
+      c.header('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
+      return again(
+        `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfterMs / 60_000)} min.`,
+        429,
+      );
+    }
+    if (result.kind === 'invalid_credentials')
+      return again('That email and password do not match an operator.', 401);
+    writeSessionCookie(c, publicUrl, result.sessionId, deps.sessionMaxAgeSeconds);
+    return c.redirect(next, 303);
+  });
+
+  app.post('/logout', async (c) => {
+    const request = await changing(c, () => false);
+    if (request.kind === 'signed_in') await directory.endSession(request.sessionId);
+    clearSessionCookie(c, publicUrl);
+    return c.redirect('/login', 303);
+  });
+
+  app.get('/', async (c) => {
+    const signedIn = sessionOf(c);
+    if (!signedIn) return toLogin(c);
+    const cursor = c.req.query('cursor');
+    const list = await engine.list(signedIn.session.actor.tenant, {
+      status: 'pending',
+      limit: 50,
+      ...(cursor ? { cursor } : {}),
+    });
+    return page(
+      c,
+      inboxPage({
+        nonce: nonce(c),
+        session: signedIn.session,
+        items: list.items,
+        now: clock.now(),
+        nextCursor: list.nextCursor,
+      }),
+    );
+  });
+
+  app.get('/history', async (c) => {
+    const signedIn = sessionOf(c);
+    if (!signedIn) return toLogin(c);
+    const cursor = c.req.query('cursor');
+    const list = await engine.list(signedIn.session.actor.tenant, {
+      status: HISTORY,
+      limit: 50,
+      ...(cursor ? { cursor } : {}),
+    });
+    return page(
+      c,
+      historyPage({
+        nonce: nonce(c),
+        session: signedIn.session,
+        items: list.items,
+        nextCursor: list.nextCursor,
+      }),
+    );
+  });
+
+  app.get('/proposals/:id', async (c) => {
+    const signedIn = sessionOf(c);
+    if (!signedIn) return toLogin(c);
+    return renderProposal(c, signedIn.session, c.req.param('id'));
+  });
+
+  // The approve form carries the digest the page displayed and the CSRF token: nothing else.
+  app.post('/proposals/:id/approve', async (c) => {
+    const request = await changing(c, (k) => k === 'digest');
+    if (request.kind === 'signed_out') return toLogin(c);
+    const id = c.req.param('id');
+    const result = await engine.approveAndExecute({
+      tenant: request.session.actor.tenant,
+      proposalId: id,
+      approver: request.session.actor,
+      seenDigest: request.form.get('digest') ?? '',
+    });
+    if (result.kind === 'completed') return c.redirect(`/proposals/${id}?done=approved`, 303);
+    if (result.kind === 'already_completed') return c.redirect(`/proposals/${id}?done=replayed`, 303);
+    return refused(c, request.session, id, result.reason, result.message);
+  });
+
+  app.post('/proposals/:id/decline', async (c) => {
+    const request = await changing(c, (k) => k === 'reason');
+    if (request.kind === 'signed_out') return toLogin(c);
+    const id = c.req.param('id');
+    const reason = request.form.get('reason')?.trim();
+    const result = await engine.decline({
+      tenant: request.session.actor.tenant,
+      proposalId: id,
+      actor: request.session.actor,
+      ...(reason ? { reason } : {}),
+    });
+    if (result.kind === 'declined') return c.redirect(`/proposals/${id}?done=declined`, 303);
+    return refused(c, request.session, id, result.reason, result.message);
+  });
+
+  app.post('/proposals/:id/edit', async (c) => {
+    const request = await changing(c, (k) => k.startsWith('field.'));
+    if (request.kind === 'signed_out') return toLogin(c);
+    const { session } = request;
+    const id = c.req.param('id');
+    const proposal = await engine.get(session.actor.tenant, id);
+    const operation = proposal ? engine.operations.get(proposal.operation) : undefined;
+    if (!proposal || !operation) throw new HttpProblem(404, 'not_found', 'no such proposal');
+    const changes = formChanges(editFields(operation), request.form, proposal.request);
+    if (Object.keys(changes).length === 0) {
+      return renderProposal(c, session, id, {
+        notices: [{ tone: 'info', title: 'Nothing changed, so nothing was saved.' }],
+      });
+    }
+    const result = await engine.edit({
+      tenant: session.actor.tenant,
+      proposalId: id,
+      editor: session.actor,
+      changes,
+    });
+    if (result.kind === 'edited') return c.redirect(`/proposals/${result.proposal.id}?done=edited`, 303);
+    if (result.kind === 'invalid_request') {
+      return renderProposal(c, session, id, {
+        notices: [
+          {
+            tone: 'bad',
+            title: 'The edit was not saved.',
+            body: html` ${userText(result.modelMessage)}` as HtmlEscapedString,
+            reason: result.reason,
+          },
+        ],
+        status: 422,
+      });
+    }
+    return refused(c, session, id, result.reason, result.message);
+  });
+
+  app.post('/proposals/:id/reconcile', async (c) => {
+    const request = await changing(c, () => false);
+    if (request.kind === 'signed_out') return toLogin(c);
+    const id = c.req.param('id');
+    const result = await engine.reconcile({
+      tenant: request.session.actor.tenant,
+      proposalId: id,
+      actor: request.session.actor,
+    });
+    if (result.kind === 'reconciled') return c.redirect(`/proposals/${id}?done=reconciled`, 303);
+    if (result.kind === 'still_pending') return c.redirect(`/proposals/${id}?done=still_pending`, 303);
+    return refused(c, request.session, id, result.reason, result.message);
+  });
+
+  return app;
+}

@@ -1,0 +1,30 @@
+import { html } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+import { layout } from '../layout.js';
+
+/** The sign-in form. `csrf` is the login form's double-submit token; `error` a fixed sentence. */
+export function loginPage(input: {
+  readonly nonce: string;
+  readonly csrf: string;
+  readonly email?: string;
+  readonly error?: string;
+  readonly next?: string;
+}): HtmlEscapedString {
+  const body = html`<main id="main" class="login-wrap">
+  <div class="login card">
+    <h1>Sign in</h1>
+    <p class="lead">Review and approve what your agents propose.</p>
+    ${input.error ? html`<div class="banner bad" role="alert"><strong>${input.error}</strong></div>` : ''}
+    <form method="post" action="/login" novalidate>
+      <input type="hidden" name="csrf" value="${input.csrf}">
+      ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
+      <label for="email">Email</label>
+      <input id="email" name="email" type="email" autocomplete="username" required value="${input.email ?? ''}" autofocus>
+      <label for="password">Password</label>
+      <input id="password" name="password" type="password" autocomplete="current-password" required>
+      <button class="primary" type="submit">Sign in</button>
+    </form>
+  </div>
+</main>` as HtmlEscapedString;
+  return layout({ title: 'Sign in', nonce: input.nonce, body });
+}

@@ -1,0 +1,200 @@
+import { html } from 'hono/html';
+import type { HtmlEscapedString } from 'hono/utils/html';
+import type { Proposal } from '../../../engine/proposal.js';
+import type { AuditLine } from '../../../engine/queries.js';
+import type { ConsoleSession } from '../../directory/principal-directory.js';
+import type { EditField } from '../edit-fields.js';
+import { formatAge, formatInstant, formatSpan } from '../format-time.js';
+import { layout } from '../layout.js';
+import { userText, withoutInvisible } from '../render-text.js';
+import { fieldLabel, previewTitle, renderFields } from '../render-value.js';
+import { outcomePanel } from './outcome-panel.js';
+import { statusBadge } from './status-badge.js';
+import { timeline } from './timeline.js';
+
+/** A banner above the proposal: the result of the last action, or why the page cannot be acted on. */
+export interface Notice {
+  readonly tone: 'ok' | 'warn' | 'bad' | 'info';
+  readonly title: string;
+  readonly body?: HtmlEscapedString | string;
+  readonly reason?: string;
+}
+
+/** Everything the proposal page shows. */
+export interface ProposalPageInput {
+  readonly nonce: string;
+  readonly session: ConsoleSession;
+  readonly proposal: Proposal;
+  readonly audit: readonly AuditLine[];
+  readonly now: number;
+  /** Whether this operator may approve, decline, edit and reconcile it (role and operation policy). */
+  readonly mayDecide: boolean;
+  readonly editFields: readonly EditField[];
+  readonly handback: string;
+  readonly notices: readonly Notice[];
+  /** False when the link's run id is not the proposal's: nothing can be approved from it. */
+  readonly runMatches: boolean;
+  /** The proposal this one supersedes, and the one that supersedes it. */
+  readonly previous?: Proposal | undefined;
+  readonly next?: Proposal | undefined;
+}
+
+function notice(n: Notice): HtmlEscapedString {
+  return html`<div class="banner ${n.tone}" role="${n.tone === 'bad' || n.tone === 'warn' ? 'alert' : 'status'}"><strong>${n.title}</strong>${n.body ?? ''}${
+    n.reason ? html` <span class="muted">Reason <code class="reason-code">${n.reason}</code></span>` : ''
+  }</div>` as HtmlEscapedString;
+}
+
+function link(p: Proposal): HtmlEscapedString {
+  return html`<a href="/proposals/${p.id}"><code>${p.id}</code></a> <span class="hash small">${p.short}</span>` as HtmlEscapedString;
+}
+
+function facts(input: ProposalPageInput): HtmlEscapedString {
+  const { proposal: p, now } = input;
+  const left = p.expiresAt.getTime() - now;
+  return html`<section class="card" aria-labelledby="contract-h">
+    <h2 id="contract-h">Contract</h2>
+    <dl class="facts">
+      <dt>Short hash</dt><dd><span class="hash" data-testid="short-hash">${p.short}</span></dd>
+      <dt>Digest</dt><dd class="digest" data-testid="digest">${p.digest}</dd>
+      <dt>Operation</dt><dd><span class="op">${p.operation}</span></dd>
+      <dt>Versions</dt><dd>scope v${p.scopeVersion} · view v${p.viewVersion}</dd>
+      <dt>Run id</dt><dd><code>${userText(p.runId)}</code></dd>
+      <dt>Resource</dt><dd><code>${userText(p.resource)}</code></dd>
+      <dt>Proposal id</dt><dd><code>${p.id}</code></dd>
+      <dt>Requested by</dt><dd>${userText(p.requestedBy)}</dd>
+      <dt>Created</dt><dd><time datetime="${p.createdAt.toISOString()}">${formatInstant(p.createdAt)}</time> <span class="muted">(${formatAge(p.createdAt, now)})</span></dd>
+      <dt>Expires</dt><dd><time datetime="${p.expiresAt.toISOString()}">${formatInstant(p.expiresAt)}</time> ${
+        p.status === 'pending'
+          ? html`<span class="${left <= 0 ? 'gone' : left < 5 * 60_000 ? 'soon' : 'muted'}">(${left <= 0 ? 'expired' : `${formatSpan(left)} left`})</span>`
+          : ''
+      }</dd>
+      ${input.previous ? html`<dt>Supersedes</dt><dd>${link(input.previous)}</dd>` : ''}
+      ${input.next ? html`<dt>Superseded by</dt><dd>${link(input.next)}</dd>` : ''}
+      ${p.decidedBy ? html`<dt>Decided by</dt><dd>${userText(p.decidedBy)}${p.decidedAt ? html` <span class="muted">at ${formatInstant(p.decidedAt)}</span>` : ''}</dd>` : ''}
+      ${p.decisionNote ? html`<dt>Note</dt><dd>${userText(p.decisionNote)}</dd>` : ''}
+    </dl>
+  </section>` as HtmlEscapedString;
+}
+
+function editInput(field: EditField, value: unknown): HtmlEscapedString {
+  const id = `field-${field.name}`;
+  const name = `field.${field.name}`;
+  const original = value === undefined || value === null ? '' : String(value);
+  // A form field cannot show invisible characters as markers, so it never holds them: saving an
+  // edit removes them, and the operator is told so (the new proposal gets its own review).
+  const text = withoutInvisible(original);
+  const stripped = text !== original;
+  const control =
+    field.input === 'textarea'
+      ? // The newline after the tag keeps a leading newline of the value (HTML drops the first one).
+        html`<textarea id="${id}" name="${name}">\n${text}</textarea>`
+      : field.input === 'checkbox'
+        ? html`<input id="${id}" name="${name}" type="checkbox"${value === true ? html` checked` : ''}>`
+        : html`<input id="${id}" name="${name}" type="${field.input}"${field.input === 'number' ? html` step="any"` : ''} value="${text}">`;
+  return html`<label for="${id}">${fieldLabel(field.name)}</label>${control}${
+    stripped
+      ? html`<p class="hint">The current value holds invisible or direction-changing characters; saving removes them.</p>`
+      : ''
+  }${field.description ? html`<p class="hint">${field.description}</p>` : ''}` as HtmlEscapedString;
+}
+
+function decisions(input: ProposalPageInput): HtmlEscapedString {
+  const { proposal: p, session } = input;
+  const csrf = session.csrfToken;
+  if (p.status !== 'pending') return html`` as HtmlEscapedString;
+  if (p.expiresAt.getTime() <= input.now) {
+    return html`<section class="card decide"><h2>Decision</h2><p class="muted">This proposal expired; it can no longer be approved.</p></section>` as HtmlEscapedString;
+  }
+  if (!input.runMatches) {
+    return html`<section class="card decide"><h2>Decision</h2><p class="muted">Open this proposal from its own run's link, or from the inbox, to decide.</p></section>` as HtmlEscapedString;
+  }
+  if (!input.mayDecide) {
+    return html`<section class="card decide"><h2>Decision</h2><p class="muted">You can review this proposal. Approving, declining and editing need the approver role.</p></section>` as HtmlEscapedString;
+  }
+  const request = (typeof p.request === 'object' && p.request !== null ? p.request : {}) as Record<
+    string,
+    unknown
+  >;
+  return html`<section class="card decide" aria-labelledby="decide-h">
+    <h2 id="decide-h">Decision</h2>
+    <form class="approve-form" method="post" action="/proposals/${p.id}/approve">
+      <p>Approving executes exactly this contract, once. Check that the short hash matches what you reviewed.</p>
+      <input type="hidden" name="digest" value="${p.digest}">
+      <input type="hidden" name="csrf" value="${csrf}">
+      <button class="primary" type="submit">Approve <span class="hash">${p.short}</span></button>
+    </form>
+    <details class="action">
+      <summary>Decline</summary>
+      <form method="post" action="/proposals/${p.id}/decline">
+        <input type="hidden" name="csrf" value="${csrf}">
+        <label for="decline-reason">Reason <span class="muted">(optional; the agent reads it)</span></label>
+        <textarea id="decline-reason" name="reason" maxlength="500"></textarea>
+        <div class="form-actions"><button class="danger" type="submit">Decline proposal</button></div>
+      </form>
+    </details>
+    ${
+      input.editFields.length > 0
+        ? html`<details class="action">
+      <summary>Edit</summary>
+      <form method="post" action="/proposals/${p.id}/edit">
+        <input type="hidden" name="csrf" value="${csrf}">
+        ${input.editFields.map((f) => editInput(f, request[f.name]))}
+        <p class="hint">Saving creates a new proposal with a new hash; this one becomes superseded and approval is needed again.</p>
+        <div class="form-actions"><button class="secondary" type="submit">Save as a new proposal</button></div>
+      </form>
+    </details>`
+        : ''
+    }
+  </section>` as HtmlEscapedString;
+}
+
+/**
+ * One proposal: the preview at full precision, the contract (short hash, digest, run id,
+ * operation, versions), the decision forms (the approve form carries only the displayed digest and
+ * the CSRF token), the outcome and the audit timeline.
+ */
+export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
+  const { proposal: p } = input;
+  const preview = p.preview;
+  const previewBody =
+    typeof preview === 'object' && preview !== null && !Array.isArray(preview)
+      ? renderFields(preview as Record<string, unknown>, ['title'])
+      : renderFields({ value: preview });
+  const shownStatus = p.status === 'pending' && p.expiresAt.getTime() <= input.now ? 'expired' : p.status;
+  const body = html`<main id="main">
+  <div class="crumbs"><a href="/">Inbox</a> / <a href="/history">History</a> / <code>${p.id}</code></div>
+  <div class="proposal-head">
+    <div>
+      <p class="kicker"><span class="op">${p.operation}</span> <span class="hash" aria-label="short hash">${p.short}</span></p>
+      <h1>${userText(previewTitle(preview, p.operation))}</h1>
+    </div>
+    ${statusBadge(shownStatus)}
+  </div>
+  ${input.notices.map(notice)}
+  <div class="grid">
+    <div>
+      ${outcomePanel({ proposal: p, handback: input.handback, csrf: input.session.csrfToken, mayReconcile: input.mayDecide })}
+      <section class="card" aria-labelledby="preview-h">
+        <h2 id="preview-h">${p.status === 'pending' ? 'What you are approving' : 'What was reviewed'}</h2>
+        ${previewBody}
+      </section>
+      <section class="card" aria-labelledby="timeline-h">
+        <h2 id="timeline-h">Audit timeline</h2>
+        ${timeline(input.audit)}
+      </section>
+    </div>
+    <aside>
+      ${decisions(input)}
+      ${facts(input)}
+    </aside>
+  </div>
+</main>` as HtmlEscapedString;
+  return layout({
+    title: `Proposal ${p.short}`,
+    nonce: input.nonce,
+    session: input.session,
+    current: 'inbox',
+    body,
+  });
+}

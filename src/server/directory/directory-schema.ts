@@ -1,0 +1,43 @@
+/**
+ * The principal directory's tables. Portable SQL only (`CREATE TABLE IF NOT EXISTS`, TEXT and
+ * BIGINT, `?` placeholders), so the same statements run on SQLite and PostgreSQL and several
+ * servers on one database share tenants, operators, tokens, sessions and login counters.
+ * Tokens and session ids are stored only as SHA-256 hashes.
+ */
+export const DIRECTORY_SCHEMA: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS countersign_tenants (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS countersign_operators (
+    email TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    password_hash TEXT NOT NULL,
+    roles TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    disabled_at BIGINT
+  )`,
+  `CREATE TABLE IF NOT EXISTS countersign_api_tokens (
+    token_hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    label TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    revoked_at BIGINT
+  )`,
+  `CREATE TABLE IF NOT EXISTS countersign_sessions (
+    session_hash TEXT PRIMARY KEY,
+    tenant TEXT NOT NULL,
+    email TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    last_seen_at BIGINT NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS countersign_login_failures (
+    limit_key TEXT PRIMARY KEY,
+    window_start BIGINT NOT NULL,
+    failures BIGINT NOT NULL
+  )`,
+  'CREATE INDEX IF NOT EXISTS countersign_sessions_email ON countersign_sessions (email)',
+];

@@ -1,0 +1,379 @@
+import { ConfigurationError } from '../../canonical/errors.js';
+import type { Clock } from '../../engine/engine-context.js';
+import type { Actor } from '../../operation/actor.js';
+import type { LocalTransaction } from '../../operation/define-operation.js';
+import type { Store } from '../../store/store.js';
+import { DIRECTORY_SCHEMA } from './directory-schema.js';
+import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js';
+import { looksLikeSecret, newSecret, secretHash } from './secret-token.js';
+
+/** How long console sessions live and how hard logins are limited. */
+export interface DirectoryOptions {
+  /** Defaults to the system clock. */
+  readonly clock?: Clock;
+  /** A session unused this long ends (default 30 minutes). */
+  readonly sessionIdleMs?: number;
+  /** A session ends this long after login, used or not (default 12 hours). */
+  readonly sessionAbsoluteMs?: number;
+  /** Failed logins allowed per account and per client address within `windowMs` (default 5, 50, 15 minutes). */
+  readonly loginLimit?: {
+    readonly perAccount: number;
+    readonly perClient: number;
+    readonly windowMs: number;
+  };
+}
+
+/** A signed-in operator's console session. `csrfToken` goes into every form the console renders. */
+export interface ConsoleSession {
+  readonly actor: Actor;
+  readonly email: string;
+  readonly createdAt: number;
+  readonly csrfToken: string;
+}
+
+/** The result of a login: a new session (its id goes into the cookie), or why not. */
+export type LoginResult =
+  | { readonly kind: 'signed_in'; readonly sessionId: string; readonly session: ConsoleSession }
+  | { readonly kind: 'invalid_credentials' }
+  | { readonly kind: 'rate_limited'; readonly retryAfterMs: number };
+
+/** An operator as the directory lists it (never with the password hash). */
+export interface OperatorInfo {
+  readonly email: string;
+  readonly tenant: string;
+  readonly roles: readonly string[];
+}
+
+const ROLE = /^[a-z][a-z0-9_-]{0,31}$/;
+const TENANT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+const DEFAULT_LIMIT = Object.freeze({ perAccount: 5, perClient: 50, windowMs: 15 * 60_000 });
+// Writing last-seen on every request would turn each page view into a write; a minute is far
+// below the idle timeout.
+const TOUCH_EVERY_MS = 60_000;
+
+const num = (value: unknown): number => Number(value);
+const text = (value: unknown): string => String(value);
+
+/** Normalizes an email for lookup: trimmed, lower case. */
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/**
+ * Tenants, operators (scrypt password hashes, roles), agent and operator API tokens, console
+ * sessions and login failure counters, kept in the engine's own store (portable SQL through
+ * `store.transaction(tx => tx.local…)`), so several servers on one database share them. Only
+ * SHA-256 hashes of tokens and session ids are stored.
+ *
+ * @example
+ * const directory = new PrincipalDirectory(store);
+ * await directory.migrate();
+ * await directory.ensureTenant('acme', 'Acme Corp');
+ * await directory.addOperator({ tenant: 'acme', email: 'ada@acme.test', password, roles: ['approver'] });
+ * const agentToken = await directory.issueAgentToken({ tenant: 'acme' }); // shown once, stored hashed
+ */
+export class PrincipalDirectory {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #idleMs: number;
+  readonly #absoluteMs: number;
+  readonly #limit: { readonly perAccount: number; readonly perClient: number; readonly windowMs: number };
+
+  constructor(store: Store, options: DirectoryOptions = {}) {
+    this.#store = store;
+    this.#clock = options.clock ?? { now: () => Date.now() };
+    this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
+    this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
+    this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
+  }
+
+  #sql<T>(fn: (sql: LocalTransaction) => Promise<T>): Promise<T> {
+    return this.#store.transaction((tx) => fn(tx.local));
+  }
+
+  /** Creates the directory's tables when missing. Safe on every start and from several servers. */
+  async migrate(): Promise<void> {
+    await this.#sql(async (sql) => {
+      for (const statement of DIRECTORY_SCHEMA) await sql.run(statement);
+    });
+  }
+
+  /** Adds a tenant unless it exists; returns whether it was added. */
+  async ensureTenant(id: string, name = id): Promise<boolean> {
+    if (!TENANT.test(id))
+      throw new ConfigurationError(`tenant: "${id}" must be lower-case letters, digits, - or _`);
+    return this.#sql(async (sql) => {
+      const result = await sql.run(
+        'INSERT INTO countersign_tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
+        [id, name, this.#clock.now()],
+      );
+      return result.changes === 1;
+    });
+  }
+
+  /** The ids of every tenant, sorted. */
+  async tenants(): Promise<string[]> {
+    const rows = await this.#sql((sql) => sql.all('SELECT id FROM countersign_tenants ORDER BY id'));
+    return rows.map((r) => text(r['id']));
+  }
+
+  /** Adds an operator of an existing tenant with a scrypt-hashed password; `exists` when the email is taken. */
+  async addOperator(input: {
+    readonly tenant: string;
+    readonly email: string;
+    readonly password: string;
+    readonly roles: readonly string[];
+  }): Promise<{ readonly kind: 'added' | 'exists' }> {
+    const email = normalizeEmail(input.email);
+    if (!EMAIL.test(email))
+      throw new ConfigurationError(`operator email "${input.email}" is not an email address`);
+    if (input.password.length < 12) throw new ConfigurationError('operator password: at least 12 characters');
+    const bad = input.roles.find((r) => !ROLE.test(r));
+    if (bad !== undefined || input.roles.length === 0)
+      throw new ConfigurationError(`operator roles: "${bad ?? ''}" is not a role name`);
+    const hash = await hashPassword(input.password);
+    return this.#sql(async (sql) => {
+      const tenant = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [input.tenant]);
+      if (tenant.length === 0) throw new ConfigurationError(`operator ${email}: no tenant "${input.tenant}"`);
+      const result = await sql.run(
+        'INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (email) DO NOTHING',
+        [email, input.tenant, hash, [...new Set(input.roles)].join(','), this.#clock.now()],
+      );
+      return { kind: result.changes === 1 ? 'added' : 'exists' };
+    });
+  }
+
+  /** The operators of a tenant, by email. */
+  async operators(tenant: string): Promise<OperatorInfo[]> {
+    const rows = await this.#sql((sql) =>
+      sql.all(
+        'SELECT email, tenant, roles FROM countersign_operators WHERE tenant = ? AND disabled_at IS NULL ORDER BY email',
+        [tenant],
+      ),
+    );
+    return rows.map((r) => ({
+      email: text(r['email']),
+      tenant: text(r['tenant']),
+      roles: text(r['roles']).split(','),
+    }));
+  }
+
+  /**
+   * Issues a bearer token for an agent of a tenant: it proposes as `agent:<tenant>-<agent>`.
+   * Returned once; only its hash is stored.
+   */
+  async issueAgentToken(input: {
+    readonly tenant: string;
+    readonly agent?: string;
+    readonly label?: string;
+  }): Promise<string> {
+    const agent = input.agent ?? 'assistant';
+    if (!ROLE.test(agent))
+      throw new ConfigurationError(`agent name "${agent}" must be lower-case letters, digits, - or _`);
+    return this.#issue('agent', input.tenant, `agent:${input.tenant}-${agent}`, input.label ?? agent);
+  }
+
+  /** Issues an API bearer token acting as an existing operator (with that operator's current roles). */
+  async issueOperatorToken(input: { readonly email: string; readonly label?: string }): Promise<string> {
+    const email = normalizeEmail(input.email);
+    const rows = await this.#sql((sql) =>
+      sql.all('SELECT tenant FROM countersign_operators WHERE email = ?', [email]),
+    );
+    const row = rows[0];
+    if (!row) throw new ConfigurationError(`no operator ${email}`);
+    return this.#issue('operator', text(row['tenant']), email, input.label ?? 'api');
+  }
+
+  async #issue(kind: 'agent' | 'operator', tenant: string, subject: string, label: string): Promise<string> {
+    const token = newSecret(kind);
+    await this.#sql(async (sql) => {
+      const known = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [tenant]);
+      if (known.length === 0) throw new ConfigurationError(`token: no tenant "${tenant}"`);
+      await sql.run(
+        'INSERT INTO countersign_api_tokens (token_hash, kind, tenant, subject, label, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL)',
+        [secretHash('token', token), kind, tenant, subject, label, this.#clock.now()],
+      );
+    });
+    return token;
+  }
+
+  /** Revokes a token; returns whether it was live. */
+  async revokeToken(token: string): Promise<boolean> {
+    return this.#sql(async (sql) => {
+      const result = await sql.run(
+        'UPDATE countersign_api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL',
+        [this.#clock.now(), secretHash('token', token)],
+      );
+      return result.changes === 1;
+    });
+  }
+
+  /** The principal a bearer token stands for, or undefined (unknown, revoked, or its operator disabled). */
+  async authenticateBearer(token: string): Promise<Actor | undefined> {
+    if (!looksLikeSecret(token) || token.startsWith('cs_sess_')) return undefined;
+    const rows = await this.#sql((sql) =>
+      sql.all(
+        `SELECT t.kind, t.tenant, t.subject, o.roles, o.tenant AS operator_tenant, o.disabled_at
+           FROM countersign_api_tokens t LEFT JOIN countersign_operators o ON t.kind = 'operator' AND o.email = t.subject
+          WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
+        [secretHash('token', token)],
+      ),
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const tenant = text(row['tenant']);
+    if (row['kind'] === 'agent')
+      return Object.freeze({ kind: 'agent', id: text(row['subject']), tenant, roles: Object.freeze([]) });
+    if (
+      row['roles'] === null ||
+      row['roles'] === undefined ||
+      row['disabled_at'] !== null ||
+      row['operator_tenant'] !== tenant
+    )
+      return undefined;
+    return operatorActor(text(row['subject']), tenant, text(row['roles']));
+  }
+
+  /**
+   * Signs an operator in: checks the login limits (per account and per client address), the
+   * password (in constant time, also for unknown emails), and on success ends `previousSessionId`
+   * (the session id rotates at every login) and opens a new session.
+   */
+  async login(input: {
+    readonly email: string;
+    readonly password: string;
+    readonly client: string;
+    readonly previousSessionId?: string | undefined;
+  }): Promise<LoginResult> {
+    const email = normalizeEmail(input.email).slice(0, 320);
+    const now = this.#clock.now();
+    const keys = [`account:${email}`, `client:${input.client.slice(0, 100)}`] as const;
+    const blockedFor = await this.#sql(async (sql) => {
+      let wait = 0;
+      for (const [i, key] of keys.entries()) {
+        const row = (
+          await sql.all('SELECT window_start, failures FROM countersign_login_failures WHERE limit_key = ?', [
+            key,
+          ])
+        )[0];
+        const max = i === 0 ? this.#limit.perAccount : this.#limit.perClient;
+        if (row && now - num(row['window_start']) < this.#limit.windowMs && num(row['failures']) >= max) {
+          wait = Math.max(wait, num(row['window_start']) + this.#limit.windowMs - now);
+        }
+      }
+      return wait;
+    });
+    if (blockedFor > 0) return { kind: 'rate_limited', retryAfterMs: blockedFor };
+    const rows = await this.#sql((sql) =>
+      sql.all(
+        'SELECT tenant, password_hash, roles FROM countersign_operators WHERE email = ? AND disabled_at IS NULL',
+        [email],
+      ),
+    );
+    const row = rows[0];
+    const ok = await verifyPassword(input.password, row ? text(row['password_hash']) : DUMMY_PASSWORD_HASH);
+    if (!ok || !row) {
+      await this.#sql(async (sql) => {
+        for (const key of keys) await this.#countFailure(sql, key, now);
+      });
+      return { kind: 'invalid_credentials' };
+    }
+    const sessionId = newSecret('session');
+    const tenant = text(row['tenant']);
+    await this.#sql(async (sql) => {
+      await sql.run('DELETE FROM countersign_login_failures WHERE limit_key = ?', [keys[0]]);
+      if (input.previousSessionId)
+        await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
+          secretHash('session', input.previousSessionId),
+        ]);
+      await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
+        now - this.#idleMs,
+        now - this.#absoluteMs,
+      ]);
+      await sql.run(
+        'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
+        [secretHash('session', sessionId), tenant, email, now, now],
+      );
+    });
+    const session: ConsoleSession = {
+      actor: operatorActor(email, tenant, text(row['roles'])),
+      email,
+      createdAt: now,
+      csrfToken: secretHash('csrf', sessionId),
+    };
+    return { kind: 'signed_in', sessionId, session };
+  }
+
+  async #countFailure(sql: LocalTransaction, key: string, now: number): Promise<void> {
+    const row = (
+      await sql.all('SELECT window_start, failures FROM countersign_login_failures WHERE limit_key = ?', [
+        key,
+      ])
+    )[0];
+    const fresh = !row || now - num(row['window_start']) >= this.#limit.windowMs;
+    await sql.run(
+      'INSERT INTO countersign_login_failures (limit_key, window_start, failures) VALUES (?, ?, ?) ON CONFLICT (limit_key) DO UPDATE SET window_start = excluded.window_start, failures = excluded.failures',
+      [key, fresh ? now : num(row['window_start']), fresh ? 1 : num(row['failures']) + 1],
+    );
+  }
+
+  /**
+   * The live session for a cookie's session id, or undefined when unknown, idle longer than the
+   * idle timeout, older than the absolute timeout, or its operator was disabled or moved.
+   */
+  async resolveSession(sessionId: string): Promise<ConsoleSession | undefined> {
+    if (!looksLikeSecret(sessionId) || !sessionId.startsWith('cs_sess_')) return undefined;
+    const hash = secretHash('session', sessionId);
+    const now = this.#clock.now();
+    return this.#sql(async (sql) => {
+      const rows = await sql.all(
+        `SELECT s.tenant, s.email, s.created_at, s.last_seen_at, o.roles, o.tenant AS operator_tenant, o.disabled_at
+           FROM countersign_sessions s LEFT JOIN countersign_operators o ON o.email = s.email
+          WHERE s.session_hash = ?`,
+        [hash],
+      );
+      const row = rows[0];
+      if (!row) return undefined;
+      const createdAt = num(row['created_at']);
+      const lastSeen = num(row['last_seen_at']);
+      const tenant = text(row['tenant']);
+      const live =
+        now - lastSeen < this.#idleMs &&
+        now - createdAt < this.#absoluteMs &&
+        row['roles'] !== null &&
+        row['roles'] !== undefined &&
+        row['disabled_at'] === null &&
+        row['operator_tenant'] === tenant;
+      if (!live) {
+        await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [hash]);
+        return undefined;
+      }
+      if (now - lastSeen >= TOUCH_EVERY_MS)
+        await sql.run('UPDATE countersign_sessions SET last_seen_at = ? WHERE session_hash = ?', [now, hash]);
+      const email = text(row['email']);
+      return {
+        actor: operatorActor(email, tenant, text(row['roles'])),
+        email,
+        createdAt,
+        csrfToken: secretHash('csrf', sessionId),
+      };
+    });
+  }
+
+  /** Ends a session (logout). */
+  async endSession(sessionId: string): Promise<void> {
+    await this.#sql((sql) =>
+      sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [secretHash('session', sessionId)]),
+    );
+  }
+}
+
+function operatorActor(email: string, tenant: string, roles: string): Actor {
+  return Object.freeze({
+    kind: 'operator',
+    id: `user:${email}`,
+    tenant,
+    roles: Object.freeze(roles.split(',').filter(Boolean)),
+  });
+}

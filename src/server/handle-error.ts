@@ -1,0 +1,63 @@
+import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from '../engine/engine-context.js';
+import { newId } from '../engine/ids.js';
+import type { AppEnv } from './app-env.js';
+import { errorPage } from './console/pages/error-page.js';
+import { HttpProblem, type ProblemBody } from './http-problem.js';
+
+function wantsJson(c: Context): boolean {
+  return c.req.path.startsWith('/api/') || c.req.path === '/healthz';
+}
+
+function respond(
+  c: Context<AppEnv>,
+  status: ContentfulStatusCode,
+  body: ProblemBody,
+  headers: Readonly<Record<string, string>> = {},
+): Response {
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+  c.header('Cache-Control', 'no-store');
+  if (wantsJson(c)) return c.json(body, status);
+  const principal = c.get('principal');
+  return c.html(
+    errorPage({
+      nonce: c.get('secureHeadersNonce') ?? '',
+      session: principal?.via === 'session' ? principal.session : undefined,
+      status,
+      reason: body.reason,
+      message: body.message,
+      ...(body.correlationId ? { correlationId: body.correlationId } : {}),
+    }),
+    status,
+  );
+}
+
+/**
+ * The one place errors become responses. An {@link HttpProblem} answers with its status and
+ * `{ reason, message, … }` (a page for console paths). Anything else is a bug: it is logged with a
+ * correlation id, and the client gets `500 { reason: 'internal_error', correlationId }` with no stack.
+ */
+export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
+  return (error, c) => {
+    if (error instanceof HttpProblem) return respond(c, error.status, error.body(), error.headers);
+    if (error instanceof HTTPException && error.status < 500) {
+      return respond(c, error.status, {
+        reason: error.status === 404 ? 'not_found' : 'invalid_request',
+        message: error.message || 'bad request',
+      });
+    }
+    const correlationId = newId('cor');
+    logger.error({ err: error, correlationId, method: c.req.method, path: c.req.path }, 'unexpected error');
+    return respond(c, 500, {
+      reason: 'internal_error',
+      message: `something went wrong; quote correlation id ${correlationId}`,
+      correlationId,
+    });
+  };
+}
+
+/** Unknown routes: 404 `not_found`, JSON or a page. */
+export const notFoundHandler: NotFoundHandler<AppEnv> = (c) =>
+  respond(c, 404, { reason: 'not_found', message: 'no such page' });

@@ -1,0 +1,113 @@
+import type { Context } from 'hono';
+import { JsonParseError } from '../canonical/errors.js';
+import { type JsonValue, parseJson } from '../canonical/parse-json.js';
+import { HttpProblem } from './http-problem.js';
+
+/** Largest JSON body the API reads. */
+export const MAX_JSON_BYTES = 64 * 1024;
+/** Deepest nesting of a JSON body. */
+export const MAX_JSON_DEPTH = 32;
+/** Largest form body the console reads (an edited email body fits). */
+export const MAX_FORM_BYTES = 256 * 1024;
+
+async function readLimited(
+  c: Context,
+  maxBytes: number,
+  reason: 'invalid_json' | 'invalid_form',
+): Promise<string> {
+  const tooLarge = () => new HttpProblem(400, reason, `the body is larger than ${maxBytes} bytes`);
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge();
+  const body = c.req.raw.body;
+  if (!body) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new HttpProblem(400, reason, 'the body is not valid UTF-8');
+  }
+}
+
+function mediaType(c: Context): string {
+  return (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+// parseJson already keeps `__proto__` as plain data; refusing the key outright keeps it from
+// reaching any code that might spread or merge the value.
+function findProtoKey(value: JsonValue, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = findProtoKey(item, `${path}[${i}]`);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') return `${path}.__proto__`;
+      const found = findProtoKey(value[key]!, `${path}.${key}`);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Reads a request body as strict JSON: `application/json` only (else 415
+ * `unsupported_media_type`), at most {@link MAX_JSON_BYTES}, valid UTF-8, parsed by the
+ * foundation's `parseJson` (duplicate keys, unsafe numbers, lone surrogates and nesting deeper
+ * than {@link MAX_JSON_DEPTH} are refused) and no `__proto__` key anywhere. Every refusal is a
+ * 400 `invalid_json`, never a 500.
+ */
+export async function readJsonBody(c: Context): Promise<JsonValue> {
+  if (mediaType(c) !== 'application/json') {
+    throw new HttpProblem(415, 'unsupported_media_type', 'send the body as application/json');
+  }
+  const text = await readLimited(c, MAX_JSON_BYTES, 'invalid_json');
+  let value: JsonValue;
+  try {
+    value = parseJson(text, { maxDepth: MAX_JSON_DEPTH, maxLength: MAX_JSON_BYTES });
+  } catch (error) {
+    if (error instanceof JsonParseError)
+      throw new HttpProblem(400, 'invalid_json', error.message, { extra: { detail: error.reason } });
+    throw error;
+  }
+  const proto = findProtoKey(value, '$');
+  if (proto)
+    throw new HttpProblem(400, 'invalid_json', `${proto}: the key "__proto__" is not accepted`, {
+      extra: { detail: 'proto_key' },
+    });
+  return value;
+}
+
+/**
+ * Reads an `application/x-www-form-urlencoded` console form, at most {@link MAX_FORM_BYTES}. A
+ * field sent twice is refused (`invalid_form`), never silently merged.
+ */
+export async function readFormBody(c: Context): Promise<ReadonlyMap<string, string>> {
+  if (mediaType(c) !== 'application/x-www-form-urlencoded') {
+    throw new HttpProblem(
+      415,
+      'unsupported_media_type',
+      'send the form as application/x-www-form-urlencoded',
+    );
+  }
+  const text = await readLimited(c, MAX_FORM_BYTES, 'invalid_form');
+  const fields = new Map<string, string>();
+  for (const [key, value] of new URLSearchParams(text)) {
+    if (fields.has(key))
+      throw new HttpProblem(400, 'invalid_form', `the field "${key.slice(0, 40)}" appears twice`);
+    fields.set(key, value);
+  }
+  return fields;
+}

@@ -1,0 +1,211 @@
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/index.js';
+import { PrincipalDirectory } from '../../src/server/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/store.js';
+import { ManualClock, tempDir } from '../support/engine.js';
+import { testPostgres } from '../support/postgres.js';
+
+const postgres = testPostgres();
+afterAll(async () => {
+  await postgres.cleanup();
+});
+
+/** Two stores on ONE database, as two servers would open it. */
+interface Backend {
+  readonly name: string;
+  open(): Promise<{ a: Store; b: Store; close(): Promise<void> }>;
+}
+
+const BACKENDS: readonly Backend[] = [
+  {
+    name: 'SQLite file',
+    open: async () => {
+      const { dir, cleanup } = tempDir();
+      const a = new SqliteStore({ path: join(dir, 'shared.db') });
+      const b = new SqliteStore({ path: join(dir, 'shared.db') });
+      await a.migrate();
+      return {
+        a,
+        b,
+        close: async () => {
+          await a.close();
+          await b.close();
+          cleanup();
+        },
+      };
+    },
+  },
+  {
+    name: `PostgreSQL (${postgres.label})`,
+    open: async () => {
+      const schema = postgres.newSchema();
+      const a = await postgres.store({ schema });
+      await a.migrate();
+      const b = await postgres.store({ schema });
+      return {
+        a,
+        b,
+        close: async () => {
+          await a.close();
+          await b.close();
+        },
+      };
+    },
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`PrincipalDirectory on ${backend.name}`, () => {
+    it('shares tenants, operators, tokens and sessions between two servers on one database', async () => {
+      const stores = await backend.open();
+      try {
+        const clock = new ManualClock();
+        const one = new PrincipalDirectory(stores.a, { clock });
+        const two = new PrincipalDirectory(stores.b, { clock });
+        await one.migrate();
+        await two.migrate();
+        expect(await one.ensureTenant('acme', 'Acme Corp')).toBe(true);
+        expect(await two.ensureTenant('acme', 'Acme Corp')).toBe(false);
+        expect(
+          await one.addOperator({
+            tenant: 'acme',
+            email: 'Ada@Acme.test',
+            password: 'correct horse battery',
+            roles: ['approver'],
+          }),
+        ).toEqual({ kind: 'added' });
+        expect(
+          await two.addOperator({
+            tenant: 'acme',
+            email: 'ada@acme.test',
+            password: 'another password!',
+            roles: ['viewer'],
+          }),
+        ).toEqual({ kind: 'exists' });
+        expect(await two.operators('acme')).toEqual([
+          { email: 'ada@acme.test', tenant: 'acme', roles: ['approver'] },
+        ]);
+
+        const agentToken = await one.issueAgentToken({ tenant: 'acme' });
+        expect(await two.authenticateBearer(agentToken)).toEqual({
+          kind: 'agent',
+          id: 'agent:acme-assistant',
+          tenant: 'acme',
+          roles: [],
+        });
+        const operatorToken = await two.issueOperatorToken({ email: 'ada@acme.test' });
+        expect(await one.authenticateBearer(operatorToken)).toEqual({
+          kind: 'operator',
+          id: 'user:ada@acme.test',
+          tenant: 'acme',
+          roles: ['approver'],
+        });
+        expect(await two.revokeToken(agentToken)).toBe(true);
+        expect(await one.authenticateBearer(agentToken)).toBeUndefined();
+        expect(await one.revokeToken(agentToken)).toBe(false);
+
+        const login = await one.login({
+          email: 'ADA@acme.test ',
+          password: 'correct horse battery',
+          client: '10.0.0.1',
+        });
+        expect(login.kind).toBe('signed_in');
+        if (login.kind !== 'signed_in') return;
+        const seen = await two.resolveSession(login.sessionId);
+        expect(seen?.actor).toEqual({
+          kind: 'operator',
+          id: 'user:ada@acme.test',
+          tenant: 'acme',
+          roles: ['approver'],
+        });
+        expect(seen?.csrfToken).toBe(login.session.csrfToken);
+        clock.advance(30 * 60_000);
+        expect(await one.resolveSession(login.sessionId)).toBeUndefined();
+      } finally {
+        await stores.close();
+      }
+    });
+
+    it('limits failed logins per account and per client address across servers', async () => {
+      const stores = await backend.open();
+      try {
+        const clock = new ManualClock();
+        const limit = { perAccount: 3, perClient: 4, windowMs: 60_000 };
+        const one = new PrincipalDirectory(stores.a, { clock, loginLimit: limit });
+        const two = new PrincipalDirectory(stores.b, { clock, loginLimit: limit });
+        await one.migrate();
+        await one.ensureTenant('acme');
+        for (const email of ['a@acme.test', 'b@acme.test'])
+          await one.addOperator({
+            tenant: 'acme',
+            email,
+            password: 'a long enough password',
+            roles: ['approver'],
+          });
+        const attempt = (d: PrincipalDirectory, email: string, password: string, client: string) =>
+          d.login({ email, password, client });
+        expect((await attempt(one, 'a@acme.test', 'wrong', '1.1.1.1')).kind).toBe('invalid_credentials');
+        expect((await attempt(two, 'a@acme.test', 'wrong', '2.2.2.2')).kind).toBe('invalid_credentials');
+        expect((await attempt(one, 'a@acme.test', 'wrong', '3.3.3.3')).kind).toBe('invalid_credentials');
+        expect(await attempt(two, 'a@acme.test', 'a long enough password', '4.4.4.4')).toMatchObject({
+          kind: 'rate_limited',
+        });
+        // Another account from a client that failed too often is limited as well.
+        for (const email of ['x@acme.test', 'y@acme.test', 'z@acme.test', 'w@acme.test'])
+          await attempt(one, email, 'wrong', '9.9.9.9');
+        expect(await attempt(two, 'b@acme.test', 'a long enough password', '9.9.9.9')).toMatchObject({
+          kind: 'rate_limited',
+        });
+        expect((await attempt(two, 'b@acme.test', 'a long enough password', '8.8.8.8')).kind).toBe(
+          'signed_in',
+        );
+        clock.advance(60_000);
+        expect((await attempt(one, 'a@acme.test', 'a long enough password', '4.4.4.4')).kind).toBe(
+          'signed_in',
+        );
+      } finally {
+        await stores.close();
+      }
+    });
+  });
+}
+
+describe('PrincipalDirectory input checks', () => {
+  it('refuses short passwords, bad role names, unknown tenants and malformed secrets', async () => {
+    const { dir, cleanup } = tempDir();
+    const store = new SqliteStore({ path: join(dir, 'd.db') });
+    try {
+      const d = new PrincipalDirectory(store);
+      await d.migrate();
+      await d.ensureTenant('acme');
+      await expect(
+        d.addOperator({ tenant: 'acme', email: 'a@acme.test', password: 'short', roles: ['approver'] }),
+      ).rejects.toThrow(ConfigurationError);
+      await expect(
+        d.addOperator({
+          tenant: 'acme',
+          email: 'a@acme.test',
+          password: 'long enough pass',
+          roles: ['Approver!'],
+        }),
+      ).rejects.toThrow(ConfigurationError);
+      await expect(
+        d.addOperator({
+          tenant: 'nope',
+          email: 'a@acme.test',
+          password: 'long enough pass',
+          roles: ['approver'],
+        }),
+      ).rejects.toThrow(ConfigurationError);
+      await expect(d.issueAgentToken({ tenant: 'nope' })).rejects.toThrow(ConfigurationError);
+      await expect(d.ensureTenant('Bad Tenant')).rejects.toThrow(ConfigurationError);
+      expect(await d.authenticateBearer("cs_agent_' OR 1=1 --")).toBeUndefined();
+      expect(await d.resolveSession('cs_sess_x')).toBeUndefined();
+    } finally {
+      await store.close();
+      cleanup();
+    }
+  });
+});

@@ -1,0 +1,235 @@
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run-cli.js';
+import type { DemoCredentials } from '../../src/demo/index.js';
+import { tempDir } from '../support/engine.js';
+import { TEST_PG_URL } from '../support/postgres.js';
+import { ConsoleClient } from './support/console-client.js';
+
+interface Running {
+  readonly url: string;
+  readonly stdout: string[];
+  readonly stderr: string[];
+  stop(): Promise<number>;
+}
+
+/** Runs `countersign serve …` in this process, as the binary would, until `stop()` aborts it (SIGTERM). */
+async function serve(args: string[]): Promise<Running> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const controller = new AbortController();
+  const exit = runCli(['serve', ...args], {
+    stdout: (t) => stdout.push(t),
+    stderr: (t) => stderr.push(t),
+    stdin: async () => '',
+    signal: controller.signal,
+  });
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const ready = stdout.join('').match(/^ready (http:\/\/\S+)$/m);
+    if (ready) {
+      return {
+        url: ready[1]!,
+        stdout,
+        stderr,
+        stop: async () => {
+          controller.abort();
+          return exit;
+        },
+      };
+    }
+    const early = await Promise.race([
+      exit,
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 25)),
+    ]);
+    if (early !== undefined) throw new Error(`serve exited ${early}: ${stderr.join('')}`);
+    if (Date.now() > deadline) throw new Error('serve never printed ready');
+  }
+}
+
+let dir: string;
+let cleanup: () => void;
+beforeEach(() => {
+  ({ dir, cleanup } = tempDir());
+});
+afterEach(() => cleanup());
+
+describe('countersign serve --demo', () => {
+  it('prints ready, seeds acme and globex, writes the credentials once, proposes a realistic mix, and stops cleanly', async () => {
+    const db = join(dir, 'countersign.db');
+    const server = await serve(['--demo', '--db', db, '--port', '0']);
+    const credentialsFile = join(dir, 'countersign-demo-credentials.json');
+    expect(server.stdout.join('')).toContain(`demo: every demo login and token is in ${credentialsFile}`);
+    expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
+    const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as DemoCredentials;
+    expect(Object.keys(credentials.tenants).sort()).toEqual(['acme', 'globex']);
+    for (const tenant of ['acme', 'globex']) {
+      const t = credentials.tenants[tenant]!;
+      expect(t.agentToken).toMatch(/^cs_agent_/);
+      expect(t.operatorToken).toMatch(/^cs_op_/);
+      expect(t.operators.map((o) => o.role).sort()).toEqual(['admin', 'approver', 'viewer']);
+    }
+    const acme = credentials.tenants['acme']!;
+    const approver = acme.operators.find((o) => o.role === 'approver')!;
+    expect(server.stdout.join('')).toContain(`as ${approver.email} with password ${approver.password}`);
+
+    const list = await fetch(`${server.url}/api/v1/proposals?status=pending`, {
+      headers: { authorization: `Bearer ${acme.operatorToken}` },
+    });
+    const items = ((await list.json()) as { items: { operation: string; preview: { title: string } }[] })
+      .items;
+    expect(items.map((i) => i.operation).sort()).toEqual([
+      'email_broadcast.apply_draft',
+      'invoice.pay',
+      'invoice.pay',
+      'invoice.pay',
+      'invoice.pay',
+      'order.refund_missing_discount',
+    ]);
+    expect(items.map((i) => i.preview.title)).toContain('Pay Northwind Paper Co. 240.49 USD');
+
+    const client = new ConsoleClient(server.url);
+    expect((await client.login(approver.email, approver.password)).status).toBe(303);
+    expect((await client.get('/')).html).toContain('Pay Contoso Freight 12,500.00 USD');
+
+    expect(await server.stop()).toBe(0);
+    expect(server.stdout.join('')).toMatch(/stopped\n$/);
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('the demo mix includes a proposal whose revalidation fails and one whose provider response is lost', async () => {
+    const server = await serve(['--demo', '--db', join(dir, 'countersign.db'), '--port', '0']);
+    try {
+      const credentials = JSON.parse(
+        readFileSync(join(dir, 'countersign-demo-credentials.json'), 'utf8'),
+      ) as DemoCredentials;
+      const token = credentials.tenants['globex']!.operatorToken;
+      const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const items = (
+        (await (
+          await fetch(`${server.url}/api/v1/proposals?status=pending&operation=invoice.pay`, { headers })
+        ).json()) as {
+          items: { id: string; digest: string; resource: string }[];
+        }
+      ).items;
+      const outcomeOf = async (resource: string) => {
+        const p = items.find((i) => i.resource === resource)!;
+        const r = await fetch(`${server.url}/api/v1/proposals/${p.id}/approve`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ seenDigest: p.digest }),
+        });
+        return ((await r.json()) as { outcome: { kind: string } }).outcome.kind;
+      };
+      expect(await outcomeOf('invoice:inv-105')).toBe('revision_required');
+      expect(await outcomeOf('invoice:inv-106')).toBe('needs_reconciliation');
+      expect(await outcomeOf('invoice:inv-104')).toBe('succeeded');
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('keeps the tenants and logins of an already seeded store and writes no new credentials', async () => {
+    const db = join(dir, 'countersign.db');
+    const first = await serve(['--demo', '--db', db, '--port', '0']);
+    await first.stop();
+    const file = join(dir, 'countersign-demo-credentials.json');
+    const credentials = JSON.parse(readFileSync(file, 'utf8')) as DemoCredentials;
+    rmSync(file);
+    const second = await serve(['--demo', '--db', db, '--port', '0']);
+    try {
+      expect(second.stdout.join('')).toContain('demo: the store was already seeded');
+      expect(existsSync(file)).toBe(false);
+      const approver = credentials.tenants['acme']!.operators.find((o) => o.role === 'approver')!;
+      expect((await new ConsoleClient(second.url).login(approver.email, approver.password)).status).toBe(303);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe.skipIf(!TEST_PG_URL)('countersign serve --store (COUNTERSIGN_TEST_PG_URL)', () => {
+  it('serves the demo from PostgreSQL; two servers on one database share logins', async () => {
+    const url = new URL(TEST_PG_URL!);
+    const schema = `cs_serve_${Date.now().toString(36)}`;
+    url.searchParams.set('schema', schema);
+    const first = await serve([
+      '--demo',
+      '--store',
+      url.toString(),
+      '--demo-credentials',
+      join(dir, 'creds.json'),
+      '--port',
+      '0',
+    ]);
+    const second = await serve([
+      '--demo',
+      '--store',
+      url.toString(),
+      '--demo-credentials',
+      join(dir, 'creds2.json'),
+      '--port',
+      '0',
+    ]);
+    try {
+      expect(second.stdout.join('')).toContain('demo: the store was already seeded');
+      const credentials = JSON.parse(readFileSync(join(dir, 'creds.json'), 'utf8')) as DemoCredentials;
+      const approver = credentials.tenants['acme']!.operators.find((o) => o.role === 'approver')!;
+      const client = new ConsoleClient(first.url);
+      expect((await client.login(approver.email, approver.password)).status).toBe(303);
+      const other = new ConsoleClient(second.url);
+      for (const [name, value] of client.cookies) other.cookies.set(name, value);
+      expect((await other.get('/')).status).toBe(200);
+    } finally {
+      await first.stop();
+      await second.stop();
+      const admin = new pg.Client({ connectionString: TEST_PG_URL! });
+      await admin.connect();
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    }
+  });
+});
+
+describe('countersign serve --config', () => {
+  it('serves the operations of an ES module config and runs its authentication setup', async () => {
+    const config = join(dir, 'countersign.config.mjs');
+    const src = pathToFileURL(join(process.cwd(), 'examples/index.ts')).href;
+    writeFileSync(
+      config,
+      `import { demoWorld, demoOperations } from ${JSON.stringify(src)};
+export default {
+  operations: demoOperations(demoWorld()),
+  authentication: {
+    async setup(directory) {
+      await directory.ensureTenant('initech', 'Initech');
+      await directory.addOperator({ tenant: 'initech', email: 'peter@initech.test', password: 'tps-report-cover-sheet', roles: ['approver'] });
+    },
+  },
+};
+`,
+    );
+    const server = await serve(['--config', config, '--db', join(dir, 'app.db'), '--port', '0']);
+    try {
+      expect(
+        (await new ConsoleClient(server.url).login('peter@initech.test', 'tps-report-cover-sheet')).status,
+      ).toBe(303);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('refuses bad usage with exit code 2', async () => {
+    const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
+    const errors: string[] = [];
+    expect(await runCli(['serve', '--demo', '--config', 'x.mjs'], io)).toBe(2);
+    expect(await runCli(['serve', '--db', 'a.db', '--store', 'postgres://x@y/z'], io)).toBe(2);
+    expect(await runCli(['serve', '--port', 'eighty'], io)).toBe(2);
+    expect(await runCli(['serve', '--db', join(dir, 'x.db')], io)).toBe(2);
+    expect(await runCli(['serve', '--config', join(dir, 'missing.mjs')], io)).toBe(2);
+    expect(errors.join('')).toContain('nothing to serve');
+  });
+});

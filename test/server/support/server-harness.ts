@@ -1,0 +1,167 @@
+import { join } from 'node:path';
+import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
+import { type AnyOperation, createEngine, type Engine, type Logger } from '../../../src/index.js';
+import {
+  createCountersignApp,
+  PrincipalDirectory,
+  type RunningServer,
+  startServer,
+} from '../../../src/server/index.js';
+import { SqliteStore } from '../../../src/store/sqlite/index.js';
+import { ManualClock, tempDir } from '../../support/engine.js';
+
+/** The roles each test tenant has an operator for. */
+export const ROLES = ['approver', 'viewer', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** One tenant's secrets: an agent token, and per role an operator's email, password and API token. */
+export interface TenantSecrets {
+  readonly agentToken: string;
+  readonly operators: Readonly<
+    Record<Role, { readonly email: string; readonly password: string; readonly token: string }>
+  >;
+}
+
+/** A real countersign server on 127.0.0.1 (port 0) over a real SQLite file, with tenants acme and globex. */
+export interface ServerHarness {
+  readonly url: string;
+  readonly engine: Engine;
+  readonly world: DemoWorld;
+  readonly clock: ManualClock;
+  readonly store: SqliteStore;
+  readonly directory: PrincipalDirectory;
+  readonly tenants: Readonly<Record<'acme' | 'globex', TenantSecrets>>;
+  readonly logs: { level: string; fields: object; message: string }[];
+  close(): Promise<void>;
+}
+
+/** A logger that keeps lines in memory (tests must not write to the console). */
+export function memoryLogger(lines: { level: string; fields: object; message: string }[]): Logger {
+  return {
+    info: (fields, message) => lines.push({ level: 'info', fields, message }),
+    warn: (fields, message) => lines.push({ level: 'warn', fields, message }),
+    error: (fields, message) => lines.push({ level: 'error', fields, message }),
+  };
+}
+
+export async function serverHarness(
+  options: {
+    extraOperations?: AnyOperation[];
+    publicUrl?: string;
+    directory?: ConstructorParameters<typeof PrincipalDirectory>[1];
+  } = {},
+): Promise<ServerHarness> {
+  const { dir, cleanup } = tempDir();
+  const store = new SqliteStore({ path: join(dir, 'server.db') });
+  const clock = new ManualClock();
+  const world = demoWorld();
+  const logs: ServerHarness['logs'] = [];
+  const logger = memoryLogger(logs);
+  const engine = await createEngine({
+    store,
+    operations: [...demoOperations(world), ...(options.extraOperations ?? [])],
+    clock,
+    logger,
+  });
+  const directory = new PrincipalDirectory(store, { clock, ...(options.directory ?? {}) });
+  await directory.migrate();
+  const tenants = {} as Record<'acme' | 'globex', TenantSecrets>;
+  for (const tenant of ['acme', 'globex'] as const) {
+    await directory.ensureTenant(tenant);
+    const operators = {} as Record<Role, { email: string; password: string; token: string }>;
+    for (const role of ROLES) {
+      const email = `${role}@${tenant}.test`;
+      const password = `pw-${role}-${tenant}-0123456789`;
+      await directory.addOperator({ tenant, email, password, roles: [role] });
+      operators[role] = { email, password, token: await directory.issueOperatorToken({ email }) };
+    }
+    tenants[tenant] = { agentToken: await directory.issueAgentToken({ tenant }), operators };
+  }
+  const app = createCountersignApp({
+    engine,
+    directory,
+    logger,
+    clock,
+    ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+  });
+  const server: RunningServer = await startServer(app, {
+    port: 0,
+    host: '127.0.0.1',
+    onClose: () => engine.close(),
+  });
+  return {
+    url: server.url,
+    engine,
+    world,
+    clock,
+    store,
+    directory,
+    tenants,
+    logs,
+    close: async () => {
+      await server.close();
+      cleanup();
+    },
+  };
+}
+
+/** A JSON request to the harness. */
+export async function call(
+  h: { url: string },
+  method: 'GET' | 'POST',
+  path: string,
+  options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  let body: string | undefined;
+  if (options.rawBody !== undefined) body = options.rawBody;
+  else if (options.body !== undefined) body = JSON.stringify(options.body);
+  if (body !== undefined && !('content-type' in headers)) headers['content-type'] = 'application/json';
+  const response = await fetch(`${h.url}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    redirect: 'manual',
+  });
+  const text = await response.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    parsed = { text };
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+/** Proposes through the API as a tenant's agent; returns the 201 body. */
+export async function proposeViaApi(
+  h: ServerHarness,
+  tenant: 'acme' | 'globex',
+  request: { operation: string; request: unknown; resource: string; runId?: string },
+): Promise<Record<string, unknown> & { id: string; digest: string; short: string }> {
+  const response = await call(h, 'POST', '/api/v1/proposals', {
+    token: h.tenants[tenant].agentToken,
+    body: { runId: 'run-test-1', ...request },
+  });
+  if (response.status !== 201)
+    throw new Error(`propose failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body as Record<string, unknown> & { id: string; digest: string; short: string };
+}
+
+let invoiceCounter = 0;
+
+/** Adds a fresh open invoice to a tenant's books and returns its id (so every test pays its own). */
+export function freshInvoice(world: DemoWorld, tenant: string, dueMinor = 24_049, currency = 'USD'): string {
+  const id = `inv-t${++invoiceCounter}`;
+  world.invoices.add({
+    tenant,
+    id,
+    supplierName: 'Northwind Paper Co.',
+    supplierAccount: 'acct-supplier-7',
+    dueMinor,
+    currency,
+    status: 'open',
+  });
+  return id;
+}
