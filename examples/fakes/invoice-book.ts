@@ -27,10 +27,42 @@ export class InvoiceBook {
     const book = new InvoiceBook();
     for (const tenant of ['acme', 'globex']) {
       book
-        .add({ tenant, id: 'inv-104', supplierName: 'Northwind Paper Co.', supplierAccount: 'acct-supplier-7', dueMinor: 24_049, currency: 'USD', status: 'open' })
-        .add({ tenant, id: 'inv-105', supplierName: 'Contoso Freight', supplierAccount: 'acct-supplier-9', dueMinor: 1_250_000, currency: 'USD', status: 'open' })
-        .add({ tenant, id: 'inv-106', supplierName: 'Fabrikam Tools', supplierAccount: 'acct-supplier-3', dueMinor: 8_800, currency: 'EUR', status: 'open' })
-        .add({ tenant, id: 'inv-107', supplierName: 'Tailspin Toys', supplierAccount: 'acct-supplier-5', dueMinor: 99_99, currency: 'USD', status: 'open' });
+        .add({
+          tenant,
+          id: 'inv-104',
+          supplierName: 'Northwind Paper Co.',
+          supplierAccount: 'acct-supplier-7',
+          dueMinor: 24_049,
+          currency: 'USD',
+          status: 'open',
+        })
+        .add({
+          tenant,
+          id: 'inv-105',
+          supplierName: 'Contoso Freight',
+          supplierAccount: 'acct-supplier-9',
+          dueMinor: 1_250_000,
+          currency: 'USD',
+          status: 'open',
+        })
+        .add({
+          tenant,
+          id: 'inv-106',
+          supplierName: 'Fabrikam Tools',
+          supplierAccount: 'acct-supplier-3',
+          dueMinor: 8_800,
+          currency: 'EUR',
+          status: 'open',
+        })
+        .add({
+          tenant,
+          id: 'inv-107',
+          supplierName: 'Tailspin Toys',
+          supplierAccount: 'acct-supplier-5',
+          dueMinor: 99_99,
+          currency: 'USD',
+          status: 'open',
+        });
     }
     return book;
   }

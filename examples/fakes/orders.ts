@@ -8,7 +8,12 @@ export interface Order {
   readonly currency: string;
   totalMinor: number;
   readonly lines: { readonly id: string; readonly product: string; readonly priceMinor: number }[];
-  readonly discounts: { readonly id: string; readonly name: string; readonly lineId: string; amountMinor: number }[];
+  readonly discounts: {
+    readonly id: string;
+    readonly name: string;
+    readonly lineId: string;
+    amountMinor: number;
+  }[];
   /** Minor units already refunded against the payment. */
   refundedMinor: number;
 }
@@ -38,7 +43,9 @@ export class OrderBook {
         currency: 'USD',
         totalMinor: 18_000,
         lines: [{ id: 'line-1', product: 'Spring league registration', priceMinor: 18_000 }],
-        discounts: [{ id: 'disc-sibling', name: 'Sibling discount 15%', lineId: 'line-1', amountMinor: 2_700 }],
+        discounts: [
+          { id: 'disc-sibling', name: 'Sibling discount 15%', lineId: 'line-1', amountMinor: 2_700 },
+        ],
         refundedMinor: 0,
       });
     }

@@ -90,14 +90,21 @@ export class FakePaymentProvider {
         previous.amount_minor === request.amount_minor &&
         previous.currency === request.currency &&
         previous.reference === request.reference;
-      if (!same) throw new IdempotencyConflictError(`idempotency key ${options.idempotencyKey} was used with another payload`);
+      if (!same)
+        throw new IdempotencyConflictError(
+          `idempotency key ${options.idempotencyKey} was used with another payload`,
+        );
       return previous;
     }
     const rule = this.#rules.find((r) => r.times > 0 && r.match(request));
     if (rule) rule.times--;
     if (rule?.mode === 'decline') throw new ProviderDeclinedError('payment declined by the provider');
     if (rule?.mode === 'timeout_before_commit') throw new ProviderTimeoutError('provider timed out');
-    const payment: Payment = { ...request, paymentId: `pay_${++this.#sequence}`, idempotencyKey: options.idempotencyKey };
+    const payment: Payment = {
+      ...request,
+      paymentId: `pay_${++this.#sequence}`,
+      idempotencyKey: options.idempotencyKey,
+    };
     this.#byKey.set(options.idempotencyKey, payment);
     this.#append({ type: 'payment', payment });
     if (rule?.mode === 'timeout_after_commit') throw new ProviderTimeoutError('provider timed out');

@@ -23,7 +23,9 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
     scopeVersion: 1,
     effect: 'local',
     expiresIn: '2h',
-    scope: argumentsSchema.extend({ tenant: z.string().min(1), operation: z.literal('email_broadcast.apply_draft') }).strict(),
+    scope: argumentsSchema
+      .extend({ tenant: z.string().min(1), operation: z.literal('email_broadcast.apply_draft') })
+      .strict(),
     fields: { audience: { set: true } },
     request: z.strictObject({
       broadcast_id: z.string().min(1).max(64),
@@ -54,7 +56,9 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
       if (!broadcast) return ctx.revisionRequired(`Broadcast ${args.broadcast_id} no longer exists.`);
       const now = [...new Set(broadcast.audience)].sort();
       if (now.join('\n') !== args.audience.join('\n')) {
-        return ctx.revisionRequired(`The audience changed from ${args.audience.length} to ${now.length} recipients since the review.`);
+        return ctx.revisionRequired(
+          `The audience changed from ${args.audience.length} to ${now.length} recipients since the review.`,
+        );
       }
       return ctx.valid();
     },
@@ -65,14 +69,10 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
         await tx.run(
           `CREATE TABLE IF NOT EXISTS ${DRAFTS_TABLE} (tenant TEXT NOT NULL, broadcast_id TEXT NOT NULL, proposal_id TEXT NOT NULL, command_id TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, broadcast_id, proposal_id))`,
         );
-        await tx.run(`INSERT INTO ${DRAFTS_TABLE} (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (?, ?, ?, ?, ?, ?)`, [
-          ctx.tenant,
-          a.broadcast_id,
-          ctx.proposalId,
-          meta.commandId,
-          a.subject,
-          a.body,
-        ]);
+        await tx.run(
+          `INSERT INTO ${DRAFTS_TABLE} (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (?, ?, ?, ?, ?, ?)`,
+          [ctx.tenant, a.broadcast_id, ctx.proposalId, meta.commandId, a.subject, a.body],
+        );
         return { applied: true, recipients: a.audience.length };
       });
     },

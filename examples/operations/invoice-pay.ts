@@ -27,7 +27,9 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     expiresIn: '30m',
     scope: invoicePayScope,
     fields: { destination_account_id: { redact: last4 } },
-    request: z.strictObject({ invoice_id: z.string().min(1).max(64).describe('The id of the open invoice to pay, e.g. inv-104') }),
+    request: z.strictObject({
+      invoice_id: z.string().min(1).max(64).describe('The id of the open invoice to pay, e.g. inv-104'),
+    }),
     arguments: z.strictObject({
       invoice_id: z.string().min(1),
       destination_account_id: z.string().min(1),
@@ -56,7 +58,8 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     authorize: (actor) => actor.roles.includes('approver') || actor.roles.includes('admin'),
     async revalidate(args, ctx) {
       const invoice = deps.invoices.find(ctx.tenant, args.invoice_id);
-      if (!invoice || invoice.status !== 'open') return ctx.revisionRequired(`Invoice ${args.invoice_id} is no longer open.`);
+      if (!invoice || invoice.status !== 'open')
+        return ctx.revisionRequired(`Invoice ${args.invoice_id} is no longer open.`);
       if (invoice.dueMinor !== args.amount_minor || invoice.currency !== args.currency) {
         return ctx.revisionRequired(
           `Invoice ${args.invoice_id} now has ${formatMoney(invoice.dueMinor, invoice.currency)} due (approved ${formatMoney(args.amount_minor, args.currency)}).`,
@@ -81,13 +84,16 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
         reference: args.invoice_id,
       };
       try {
-        const payment = await ctx.command(request, (req, meta) => deps.provider.pay(req, { idempotencyKey: meta.idempotencyKey }));
+        const payment = await ctx.command(request, (req, meta) =>
+          deps.provider.pay(req, { idempotencyKey: meta.idempotencyKey }),
+        );
         const invoice = deps.invoices.find(ctx.tenant, args.invoice_id);
         if (invoice) invoice.status = 'paid';
         return { payment_id: payment.paymentId };
       } catch (error) {
         // A definite refusal means nothing happened; anything else (a timeout) may have happened.
-        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError) return ctx.fail(error.message);
+        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError)
+          return ctx.fail(error.message);
         throw error;
       }
     },

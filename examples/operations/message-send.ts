@@ -32,7 +32,10 @@ export const fileDelete = defineOperation({
     resource_id: z
       .string()
       .regex(/^\/(?:[^/\0]+\/)*[^/\0]+$/, 'expected a resolved absolute path without a trailing slash')
-      .refine((p) => !p.split('/').some((s) => s === '.' || s === '..'), 'expected a normalized path (no . or ..)'),
+      .refine(
+        (p) => !p.split('/').some((s) => s === '.' || s === '..'),
+        'expected a normalized path (no . or ..)',
+      ),
     recursive: z.boolean(),
     only: z.enum(['generated_files', 'all_files']),
   }),

@@ -10,7 +10,9 @@ const NODE = Buffer.from([0x01]);
 export const GENESIS = '0'.repeat(64);
 
 /** The fields of an event that its leaf hash covers (everything but the hashes themselves). */
-export function eventBody(event: AuditEventDraft & { readonly id: string; readonly seq: number }): Record<string, unknown> {
+export function eventBody(
+  event: AuditEventDraft & { readonly id: string; readonly seq: number },
+): Record<string, unknown> {
   return {
     id: event.id,
     seq: event.seq,
@@ -35,7 +37,11 @@ export function leafHash(body: Record<string, unknown>): string {
 
 /** SHA-256 of 0x01 ‖ previous chain hash ‖ leaf hash (both as raw bytes). */
 export function linkHash(previous: string, leaf: string): string {
-  return createHash('sha256').update(NODE).update(Buffer.from(previous, 'hex')).update(Buffer.from(leaf, 'hex')).digest('hex');
+  return createHash('sha256')
+    .update(NODE)
+    .update(Buffer.from(previous, 'hex'))
+    .update(Buffer.from(leaf, 'hex'))
+    .digest('hex');
 }
 
 /** HMAC-SHA-256 of a chain hash with the server key. */
@@ -53,5 +59,12 @@ export function chainEvent(
   const seq = (head?.seq ?? 0) + 1;
   const leaf = leafHash(eventBody({ ...draft, id, seq }));
   const chainHash = linkHash(head?.chainHash ?? GENESIS, leaf);
-  return { ...draft, id, seq, leafHash: leaf, chainHash, seal: sealKey ? sealChainHash(chainHash, sealKey) : null };
+  return {
+    ...draft,
+    id,
+    seq,
+    leafHash: leaf,
+    chainHash,
+    seal: sealKey ? sealChainHash(chainHash, sealKey) : null,
+  };
 }

@@ -49,15 +49,27 @@ export function verifyEvents(
     const broken = (problem: AuditProblem, message: string) =>
       ({ kind: 'broken', tenant, seq: event.seq, eventId: event.id, problem, message }) as const;
     if (event.seq !== expectedSeq) {
-      return { kind: 'broken', tenant, seq: expectedSeq, eventId: event.id, problem: 'sequence_gap', message: `expected event #${expectedSeq}, found #${event.seq} (${event.id})` };
+      return {
+        kind: 'broken',
+        tenant,
+        seq: expectedSeq,
+        eventId: event.id,
+        problem: 'sequence_gap',
+        message: `expected event #${expectedSeq}, found #${event.seq} (${event.id})`,
+      };
     }
-    if (leafHash(eventBody(event)) !== event.leafHash) return broken('leaf_mismatch', `event #${event.seq} (${event.id}) was changed`);
+    if (leafHash(eventBody(event)) !== event.leafHash)
+      return broken('leaf_mismatch', `event #${event.seq} (${event.id}) was changed`);
     const link = linkHash(previous, event.leafHash);
-    if (link !== event.chainHash) return broken('chain_mismatch', `event #${event.seq} (${event.id}) does not follow its predecessor`);
+    if (link !== event.chainHash)
+      return broken('chain_mismatch', `event #${event.seq} (${event.id}) does not follow its predecessor`);
     if (options.sealKey) {
       if (!event.seal) return broken('seal_missing', `event #${event.seq} (${event.id}) has no seal`);
       if (!sealsEqual(event.seal, sealChainHash(event.chainHash, options.sealKey))) {
-        return broken('seal_mismatch', `event #${event.seq} (${event.id}) has a seal the server key did not make`);
+        return broken(
+          'seal_mismatch',
+          `event #${event.seq} (${event.id}) has a seal the server key did not make`,
+        );
       }
     }
     previous = event.chainHash;
@@ -74,7 +86,11 @@ export function verifyEvents(
  */
 export async function verifyAudit(
   store: Store,
-  options: { readonly sealKey?: string | Uint8Array; readonly tenant?: string; readonly checkpoint?: ChainHead & { readonly tenant: string } } = {},
+  options: {
+    readonly sealKey?: string | Uint8Array;
+    readonly tenant?: string;
+    readonly checkpoint?: ChainHead & { readonly tenant: string };
+  } = {},
 ): Promise<AuditVerification> {
   const tenants = options.tenant ? [options.tenant] : await store.transaction((tx) => tx.auditTenants());
   let events = 0;
@@ -94,13 +110,27 @@ export async function verifyAudit(
     const head = await store.transaction((tx) => tx.auditHead(tenant));
     const last = all[all.length - 1];
     if (head && (head.seq !== (last?.seq ?? 0) || head.chainHash !== (last?.chainHash ?? GENESIS))) {
-      return { kind: 'broken', tenant, seq: (last?.seq ?? 0) + 1, eventId: null, problem: 'head_mismatch', message: `the chain head says #${head.seq} but the last event is #${last?.seq ?? 0}: events were removed or added` };
+      return {
+        kind: 'broken',
+        tenant,
+        seq: (last?.seq ?? 0) + 1,
+        eventId: null,
+        problem: 'head_mismatch',
+        message: `the chain head says #${head.seq} but the last event is #${last?.seq ?? 0}: events were removed or added`,
+      };
     }
     const cp = options.checkpoint;
     if (cp && cp.tenant === tenant) {
       const at = all.find((e) => e.seq === cp.seq);
       if (!at || at.chainHash !== cp.chainHash) {
-        return { kind: 'broken', tenant, seq: cp.seq, eventId: at?.id ?? null, problem: 'behind_checkpoint', message: `checkpoint #${cp.seq} is not in the chain: it was truncated or rewritten` };
+        return {
+          kind: 'broken',
+          tenant,
+          seq: cp.seq,
+          eventId: at?.id ?? null,
+          problem: 'behind_checkpoint',
+          message: `checkpoint #${cp.seq} is not in the chain: it was truncated or rewritten`,
+        };
       }
     }
     events += all.length;

@@ -106,7 +106,13 @@ function walk(a: unknown, b: unknown, path: string, rules: FieldRules, out: Scop
   }
 }
 
-function diffMembers(left: unknown[], right: unknown[], path: string, rule: FieldRule, out: ScopeChange[]): void {
+function diffMembers(
+  left: unknown[],
+  right: unknown[],
+  path: string,
+  rule: FieldRule,
+  out: ScopeChange[],
+): void {
   const memberRule: FieldRule | undefined = rule.redact ? { redact: rule.redact } : undefined;
   const leftKeys = new Set(left.map((m) => canonicalize(m)));
   const rightKeys = new Set(right.map((m) => canonicalize(m)));

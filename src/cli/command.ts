@@ -44,7 +44,9 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Cli
   const { min, max } = command.positionals ?? { min: 0, max: 0 };
   if (parsed.positionals.length < min || parsed.positionals.length > max) {
     throw new UsageProblem(
-      min === max ? `expected ${min} argument${min === 1 ? '' : 's'}, got ${parsed.positionals.length}` : `expected ${min} to ${max} arguments, got ${parsed.positionals.length}`,
+      min === max
+        ? `expected ${min} argument${min === 1 ? '' : 's'}, got ${parsed.positionals.length}`
+        : `expected ${min} to ${max} arguments, got ${parsed.positionals.length}`,
     );
   }
   return { values: parsed.values as CliArgs['values'], positionals: parsed.positionals };

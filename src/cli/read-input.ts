@@ -19,7 +19,9 @@ export async function readJsonInput(source: string, io: CliIo): Promise<JsonValu
     return parseJson(text, { maxLength: 64 * 1024 * 1024 });
   } catch (error) {
     if (error instanceof JsonParseError) {
-      throw new InputProblem(`${source === '-' ? 'stdin' : source}: line ${error.line}, column ${error.column} (position ${error.position}): ${error.reason} — ${error.message}`);
+      throw new InputProblem(
+        `${source === '-' ? 'stdin' : source}: line ${error.line}, column ${error.column} (position ${error.position}): ${error.reason} — ${error.message}`,
+      );
     }
     throw error;
   }

@@ -377,9 +377,20 @@ describe('stored numbers read back as the doubles they name', () => {
       execute: async () => ({ ok: true }),
     });
     const engine = await createEngine({ store: new SqliteStore({ path: ':memory:' }), operations: [op] });
-    const r = await engine.propose({ operation: 'stats.record', request: { value: 1.5e300 }, tenant: 'acme', resource: 'stats', requestedBy: agent().id, runId: 'r' });
+    const r = await engine.propose({
+      operation: 'stats.record',
+      request: { value: 1.5e300 },
+      tenant: 'acme',
+      resource: 'stats',
+      requestedBy: agent().id,
+      runId: 'r',
+    });
     if (r.kind !== 'proposed') throw new Error(r.modelMessage);
-    expect((await engine.get('acme', r.proposal.id))?.preview).toEqual({ big: 1e30, huge: 2 ** 60, value: 1.5e300 });
+    expect((await engine.get('acme', r.proposal.id))?.preview).toEqual({
+      big: 1e30,
+      huge: 2 ** 60,
+      value: 1.5e300,
+    });
     expect((await approveAndRun(engine, r.proposal.id, r.proposal.digest)).kind).toBe('succeeded');
     await engine.close();
   });

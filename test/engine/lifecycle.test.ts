@@ -15,11 +15,23 @@ describe('propose → approve → execute', () => {
     const proposal = await proposePayment(h.engine);
     expect(proposal.status).toBe('pending');
     expect(proposal.id).toMatch(/^prp_[0-9a-z]{26}$/);
-    expect(proposal.arguments).toEqual({ invoice_id: 'inv-104', destination_account_id: 'acct-supplier-7', amount_minor: 24049, currency: 'USD' });
-    expect(proposal.preview).toMatchObject({ amount: { minor: 24049, currency: 'USD', display: '240.49 USD' } });
+    expect(proposal.arguments).toEqual({
+      invoice_id: 'inv-104',
+      destination_account_id: 'acct-supplier-7',
+      amount_minor: 24049,
+      currency: 'USD',
+    });
+    expect(proposal.preview).toMatchObject({
+      amount: { minor: 24049, currency: 'USD', display: '240.49 USD' },
+    });
     expect(proposal.short).toBe(shortHash(proposal.digest));
 
-    const approved = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const approved = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(approved.kind).toBe('claimed');
     if (approved.kind !== 'claimed') return;
     expect(approved.contract.short).toBe(proposal.short);
@@ -28,14 +40,25 @@ describe('propose → approve → execute', () => {
     const outcome = await h.engine.execute(approved.contract);
     expect(outcome).toEqual({ kind: 'succeeded', result: { payment_id: 'pay_1' } });
     expect(h.world.provider.calls).toBe(1);
-    expect(h.world.provider.payments[0]).toMatchObject({ amount_minor: 24049, destination_account_id: 'acct-supplier-7', idempotencyKey: approved.contract.idempotencyKey });
+    expect(h.world.provider.payments[0]).toMatchObject({
+      amount_minor: 24049,
+      destination_account_id: 'acct-supplier-7',
+      idempotencyKey: approved.contract.idempotencyKey,
+    });
 
     const stored = await h.engine.get('acme', proposal.id);
     expect(stored?.status).toBe('succeeded');
     expect(stored?.outcome).toEqual(outcome);
 
     const audit = await h.engine.audit('acme', proposal.id);
-    expect(audit.map((e) => e.step)).toEqual(['proposed', 'approved', 'claimed', 'revalidated', 'command', 'outcome']);
+    expect(audit.map((e) => e.step)).toEqual([
+      'proposed',
+      'approved',
+      'claimed',
+      'revalidated',
+      'command',
+      'outcome',
+    ]);
     const shorts = audit.flatMap((e) => [e.short.proposed, e.short.approved].filter(Boolean));
     expect(new Set(shorts)).toEqual(new Set([proposal.short]));
     const command = audit.find((e) => e.step === 'command');
@@ -46,11 +69,22 @@ describe('propose → approve → execute', () => {
 
   it('returns the stored outcome to a replayed approval and audits replayed, never executing again', async () => {
     const proposal = await proposePayment(h.engine);
-    const first = await h.engine.approveAndExecute({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const first = await h.engine.approveAndExecute({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(first.kind).toBe('completed');
-    const again = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver('acme', 'bob'), seenDigest: proposal.digest });
+    const again = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver('acme', 'bob'),
+      seenDigest: proposal.digest,
+    });
     expect(again.kind).toBe('already_completed');
-    if (again.kind === 'already_completed' && first.kind === 'completed') expect(again.outcome).toEqual(first.outcome);
+    if (again.kind === 'already_completed' && first.kind === 'completed')
+      expect(again.outcome).toEqual(first.outcome);
     expect(h.world.provider.calls).toBe(1);
     const steps = (await h.engine.audit('acme', proposal.id)).map((e) => [e.step, e.reason]);
     expect(steps).toContainEqual(['replayed', 'replayed']);
@@ -60,7 +94,12 @@ describe('propose → approve → execute', () => {
     const proposal = await proposePayment(h.engine);
     const results = await Promise.all(
       Array.from({ length: 50 }, (_, i) =>
-        h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver('acme', `op${i}`), seenDigest: proposal.digest }),
+        h.engine.approve({
+          tenant: 'acme',
+          proposalId: proposal.id,
+          approver: approver('acme', `op${i}`),
+          seenDigest: proposal.digest,
+        }),
       ),
     );
     expect(results.filter((r) => r.kind === 'claimed')).toHaveLength(1);
@@ -73,11 +112,26 @@ describe('propose → approve → execute', () => {
 describe('approval checks, in DESIGN order, each with its exact reason', () => {
   it('another tenant gets not_found, identical to a missing id', async () => {
     const proposal = await proposePayment(h.engine);
-    const foreign = await h.engine.approve({ tenant: 'globex', proposalId: proposal.id, approver: approver('globex'), seenDigest: proposal.digest });
-    const missing = await h.engine.approve({ tenant: 'globex', proposalId: 'prp_0000000000000000000000000', approver: approver('globex'), seenDigest: proposal.digest });
+    const foreign = await h.engine.approve({
+      tenant: 'globex',
+      proposalId: proposal.id,
+      approver: approver('globex'),
+      seenDigest: proposal.digest,
+    });
+    const missing = await h.engine.approve({
+      tenant: 'globex',
+      proposalId: 'prp_0000000000000000000000000',
+      approver: approver('globex'),
+      seenDigest: proposal.digest,
+    });
     expect(foreign).toEqual({ kind: 'not_approvable', reason: 'not_found', message: 'no such proposal' });
     expect(missing).toEqual(foreign);
-    const crossTenantActor = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver('globex'), seenDigest: proposal.digest });
+    const crossTenantActor = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver('globex'),
+      seenDigest: proposal.digest,
+    });
     expect(crossTenantActor).toEqual(foreign);
     expect(await h.engine.get('globex', proposal.id)).toBeUndefined();
   });
@@ -85,7 +139,12 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
   it('a viewer, an agent and the proposing principal are forbidden', async () => {
     const proposal = await proposePayment(h.engine);
     for (const actor of [viewer(), agent(), { ...approver(), id: agent().id }]) {
-      const r = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: actor, seenDigest: proposal.digest });
+      const r = await h.engine.approve({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        approver: actor,
+        seenDigest: proposal.digest,
+      });
       expect(r.kind === 'not_approvable' && r.reason).toBe('forbidden');
     }
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
@@ -93,7 +152,12 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
 
   it('a digest the approver did not see is stale_view', async () => {
     const proposal = await proposePayment(h.engine);
-    const r = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: 'a'.repeat(64) });
+    const r = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: 'a'.repeat(64),
+    });
     expect(r.kind === 'not_approvable' && r.reason).toBe('stale_view');
     expect(h.world.provider.calls).toBe(0);
   });
@@ -102,24 +166,52 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
     const early = await proposePayment(h.engine, 'acme', 'inv-104');
     const late = await proposePayment(h.engine, 'acme', 'inv-105');
     h.clock.advance(30 * 60_000 - 1);
-    const ok = await h.engine.approve({ tenant: 'acme', proposalId: early.id, approver: approver(), seenDigest: early.digest });
+    const ok = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: early.id,
+      approver: approver(),
+      seenDigest: early.digest,
+    });
     expect(ok.kind).toBe('claimed');
     h.clock.advance(1);
-    const r = await h.engine.approve({ tenant: 'acme', proposalId: late.id, approver: approver(), seenDigest: late.digest });
+    const r = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: late.id,
+      approver: approver(),
+      seenDigest: late.digest,
+    });
     expect(r.kind === 'not_approvable' && r.reason).toBe('expired');
     expect((await h.engine.get('acme', late.id))?.status).toBe('expired');
   });
 
   it('a run id from another operator link is run_mismatch', async () => {
     const proposal = await proposePayment(h.engine, 'acme', 'inv-104', 'run-a');
-    const r = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest, runId: 'run-b' });
+    const r = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+      runId: 'run-b',
+    });
     expect(r.kind === 'not_approvable' && r.reason).toBe('run_mismatch');
   });
 
   it('a declined proposal cannot be approved', async () => {
     const proposal = await proposePayment(h.engine);
-    expect(await h.engine.decline({ tenant: 'acme', proposalId: proposal.id, actor: approver(), reason: 'wrong supplier' })).toEqual({ kind: 'declined' });
-    const r = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    expect(
+      await h.engine.decline({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        actor: approver(),
+        reason: 'wrong supplier',
+      }),
+    ).toEqual({ kind: 'declined' });
+    const r = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(r.kind === 'not_approvable' && r.reason).toBe('declined');
     const [item] = await h.engine.handback({ tenant: 'acme', runId: 'run-1' });
     expect(item?.text).toBe('A human declined it: wrong supplier');
@@ -131,7 +223,12 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
     h.clock.advance(30 * 60_000);
     expect(await h.engine.expireDue()).toBe(1);
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('expired');
-    const r = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const r = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(r.kind === 'not_approvable' && r.reason).toBe('expired');
   });
 });
@@ -139,7 +236,14 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
 describe('propose refuses what the model cannot be trusted with', () => {
   it('no run id → run_id_missing', async () => {
     for (const runId of [undefined, null, '', '  ']) {
-      const r = await h.engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, tenant: 'acme', resource: 'invoice:inv-104', requestedBy: agent().id, runId });
+      const r = await h.engine.propose({
+        operation: 'invoice.pay',
+        request: { invoice_id: 'inv-104' },
+        tenant: 'acme',
+        resource: 'invoice:inv-104',
+        requestedBy: agent().id,
+        runId,
+      });
       expect(r.kind === 'invalid_request' && r.reason).toBe('run_id_missing');
     }
   });
@@ -161,12 +265,30 @@ describe('propose refuses what the model cannot be trusted with', () => {
   });
 
   it("prepare's safe rejection reaches the model", async () => {
-    const r = await h.engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-999' }, tenant: 'acme', resource: 'invoice:inv-999', requestedBy: agent().id, runId: 'run-1' });
-    expect(r).toMatchObject({ kind: 'invalid_request', reason: 'invalid_request', modelMessage: 'No open invoice inv-999.' });
+    const r = await h.engine.propose({
+      operation: 'invoice.pay',
+      request: { invoice_id: 'inv-999' },
+      tenant: 'acme',
+      resource: 'invoice:inv-999',
+      requestedBy: agent().id,
+      runId: 'run-1',
+    });
+    expect(r).toMatchObject({
+      kind: 'invalid_request',
+      reason: 'invalid_request',
+      modelMessage: 'No open invoice inv-999.',
+    });
   });
 
   it('an unknown operation is an invalid request naming $.operation', async () => {
-    const r = await h.engine.propose({ operation: 'invoice.delete', request: {}, tenant: 'acme', resource: 'x', requestedBy: agent().id, runId: 'run-1' });
+    const r = await h.engine.propose({
+      operation: 'invoice.delete',
+      request: {},
+      tenant: 'acme',
+      resource: 'x',
+      requestedBy: agent().id,
+      runId: 'run-1',
+    });
     expect(r.kind === 'invalid_request' && r.issues[0]?.path).toBe('$.operation');
   });
 });
@@ -183,7 +305,12 @@ describe('edit is a new freeze', () => {
     });
     if (r.kind !== 'proposed') throw new Error(r.modelMessage);
     const old = r.proposal;
-    const edited = await h.engine.edit({ tenant: 'acme', proposalId: old.id, editor: approver(), changes: { subject: 'Season opens Saturday' } });
+    const edited = await h.engine.edit({
+      tenant: 'acme',
+      proposalId: old.id,
+      editor: approver(),
+      changes: { subject: 'Season opens Saturday' },
+    });
     expect(edited.kind).toBe('edited');
     if (edited.kind !== 'edited') return;
     const next = edited.proposal;
@@ -191,11 +318,26 @@ describe('edit is a new freeze', () => {
     expect(next.supersedes).toBe(old.id);
     expect((await h.engine.get('acme', old.id))?.status).toBe('superseded');
 
-    const stale = await h.engine.approve({ tenant: 'acme', proposalId: old.id, approver: approver(), seenDigest: old.digest });
+    const stale = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: old.id,
+      approver: approver(),
+      seenDigest: old.digest,
+    });
     expect(stale.kind === 'not_approvable' && stale.reason).toBe('superseded');
-    const wrongDigest = await h.engine.approve({ tenant: 'acme', proposalId: next.id, approver: approver(), seenDigest: old.digest });
+    const wrongDigest = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: next.id,
+      approver: approver(),
+      seenDigest: old.digest,
+    });
     expect(wrongDigest.kind === 'not_approvable' && wrongDigest.reason).toBe('stale_view');
-    const done = await h.engine.approveAndExecute({ tenant: 'acme', proposalId: next.id, approver: approver(), seenDigest: next.digest });
+    const done = await h.engine.approveAndExecute({
+      tenant: 'acme',
+      proposalId: next.id,
+      approver: approver(),
+      seenDigest: next.digest,
+    });
     expect(done.kind === 'completed' && done.outcome.kind).toBe('succeeded');
 
     // proposed abc, edited def (supersedes abc), approved def, executed def
@@ -208,12 +350,21 @@ describe('edit is a new freeze', () => {
     expect(oldAudit[1]?.detail).toMatchObject({ supersededBy: next.id, newDigest: next.digest });
     const newAudit = await h.engine.audit('acme', next.id);
     expect(newAudit[0]).toMatchObject({ step: 'proposed', detail: { supersedes: old.id } });
-    expect(newAudit.filter((e) => e.step === 'approved' || e.step === 'outcome').every((e) => e.short.approved === next.short)).toBe(true);
+    expect(
+      newAudit
+        .filter((e) => e.step === 'approved' || e.step === 'outcome')
+        .every((e) => e.short.approved === next.short),
+    ).toBe(true);
   });
 
   it('only editable fields may change', async () => {
     const proposal = await proposePayment(h.engine);
-    const r = await h.engine.edit({ tenant: 'acme', proposalId: proposal.id, editor: approver(), changes: { invoice_id: 'inv-105' } });
+    const r = await h.engine.edit({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      editor: approver(),
+      changes: { invoice_id: 'inv-105' },
+    });
     expect(r.kind === 'invalid_request' && r.issues[0]?.path).toBe('$.changes.invoice_id');
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
   });

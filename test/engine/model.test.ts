@@ -20,7 +20,11 @@ const TENANTS = ['acme', 'globex'] as const;
 const REQUESTS = [
   { operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, resource: 'invoice:inv-104' },
   { operation: 'invoice.pay', request: { invoice_id: 'inv-106' }, resource: 'invoice:inv-106' },
-  { operation: 'email_broadcast.apply_draft', request: { broadcast_id: 'bc-spring', subject: 'Hi', body: 'Body' }, resource: 'broadcast:bc-spring' },
+  {
+    operation: 'email_broadcast.apply_draft',
+    request: { broadcast_id: 'bc-spring', subject: 'Hi', body: 'Body' },
+    resource: 'broadcast:bc-spring',
+  },
 ] as const;
 
 /** After every step: nothing executed twice, every execution approved in its tenant with its digest before expiry, every step audited. */
@@ -33,7 +37,9 @@ async function checkInvariants(real: Real): Promise<void> {
   for (const [id, n] of byProposal) expect(n, `payments for ${id}`).toBe(1);
   let drafts: { proposal_id: string }[] = [];
   try {
-    drafts = real.store.database.prepare(`SELECT proposal_id FROM ${DRAFTS_TABLE}`).all() as { proposal_id: string }[];
+    drafts = real.store.database.prepare(`SELECT proposal_id FROM ${DRAFTS_TABLE}`).all() as {
+      proposal_id: string;
+    }[];
   } catch {
     drafts = [];
   }
@@ -54,12 +60,16 @@ async function checkInvariants(real: Real): Promise<void> {
         expect(approval!.at).toBeLessThan(p.expiresAt.getTime());
         for (const c of commands) expect(c.seq).toBeGreaterThan(approval!.seq);
       }
-      const expectedStep: Record<string, string> = { declined: 'declined', superseded: 'edited', expired: 'expired' };
+      const expectedStep: Record<string, string> = {
+        declined: 'declined',
+        superseded: 'edited',
+        expired: 'expired',
+      };
       if (expectedStep[p.status]) expect(events.map((e) => e.step)).toContain(expectedStep[p.status]);
       if (p.outcome) expect(events.map((e) => e.step)).toContain('outcome');
     }
   }
-  expect((await verifyAudit(real.store)).kind).toBe("intact");
+  expect((await verifyAudit(real.store)).kind).toBe('intact');
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
@@ -68,25 +78,43 @@ type Cmd = fc.AsyncCommand<Model, Real>;
 const reached = { proposed: 0, claimed: 0, outcomes: new Set<string>() };
 
 class Propose implements Cmd {
-  constructor(readonly tenant: (typeof TENANTS)[number], readonly which: number) {}
+  constructor(
+    readonly tenant: (typeof TENANTS)[number],
+    readonly which: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const req = REQUESTS[this.which]!;
-    const result = await r.engine.propose({ ...req, tenant: this.tenant, requestedBy: agent(this.tenant).id, runId: `run-${this.tenant}` });
+    const result = await r.engine.propose({
+      ...req,
+      tenant: this.tenant,
+      requestedBy: agent(this.tenant).id,
+      runId: `run-${this.tenant}`,
+    });
     if (result.kind === 'proposed') reached.proposed++;
-    if (result.kind === 'proposed') m.proposals.push({ id: result.proposal.id, tenant: this.tenant, digest: result.proposal.digest });
+    if (result.kind === 'proposed')
+      m.proposals.push({ id: result.proposal.id, tenant: this.tenant, digest: result.proposal.digest });
     await checkInvariants(r);
   }
   toString = () => `propose(${this.tenant}, ${this.which})`;
 }
 
 class Approve implements Cmd {
-  constructor(readonly index: number, readonly rightDigest: boolean, readonly crossTenant: boolean) {}
+  constructor(
+    readonly index: number,
+    readonly rightDigest: boolean,
+    readonly crossTenant: boolean,
+  ) {}
   check = (m: Readonly<Model>) => m.proposals.length > 0;
   async run(m: Model, r: Real) {
     const p = m.proposals[this.index % m.proposals.length]!;
     const tenant = this.crossTenant ? TENANTS.find((t) => t !== p.tenant)! : p.tenant;
-    const result = await r.engine.approve({ tenant, proposalId: p.id, approver: approver(tenant), seenDigest: this.rightDigest ? p.digest : 'e'.repeat(64) });
+    const result = await r.engine.approve({
+      tenant,
+      proposalId: p.id,
+      approver: approver(tenant),
+      seenDigest: this.rightDigest ? p.digest : 'e'.repeat(64),
+    });
     if (this.crossTenant) expect(result).toMatchObject({ kind: 'not_approvable', reason: 'not_found' });
     if (result.kind === 'claimed') {
       expect(this.rightDigest && !this.crossTenant).toBe(true);
@@ -124,12 +152,21 @@ class Decline implements Cmd {
 }
 
 class Edit implements Cmd {
-  constructor(readonly index: number, readonly subject: string) {}
+  constructor(
+    readonly index: number,
+    readonly subject: string,
+  ) {}
   check = (m: Readonly<Model>) => m.proposals.length > 0;
   async run(m: Model, r: Real) {
     const p = m.proposals[this.index % m.proposals.length]!;
-    const result = await r.engine.edit({ tenant: p.tenant, proposalId: p.id, editor: approver(p.tenant), changes: { subject: this.subject } });
-    if (result.kind === 'edited') m.proposals.push({ id: result.proposal.id, tenant: p.tenant, digest: result.proposal.digest });
+    const result = await r.engine.edit({
+      tenant: p.tenant,
+      proposalId: p.id,
+      editor: approver(p.tenant),
+      changes: { subject: this.subject },
+    });
+    if (result.kind === 'edited')
+      m.proposals.push({ id: result.proposal.id, tenant: p.tenant, digest: result.proposal.digest });
     await checkInvariants(r);
   }
   toString = () => `edit(${this.index})`;
@@ -185,7 +222,10 @@ describe('the lifecycle as a model (fast-check commands)', () => {
         const clock = new ManualClock();
         const engine = await createEngine({ store, operations: demoOperations(world), clock });
         try {
-          await fc.asyncModelRun(() => ({ model: { proposals: [], contracts: [] }, real: { engine, store, world, clock } }), cmds);
+          await fc.asyncModelRun(
+            () => ({ model: { proposals: [], contracts: [] }, real: { engine, store, world, clock } }),
+            cmds,
+          );
         } finally {
           await engine.close();
         }

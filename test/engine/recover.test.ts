@@ -53,7 +53,12 @@ describe('recovery after a worker stops mid-attempt', () => {
     const stall = stallAt('before_outcome_commit');
     h = await harness({ leaseMs: LEASE, faults: stall.hook });
     const proposal = await proposeDraft(h.engine);
-    const claimed = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const claimed = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
     // The first worker holds its transaction open at the stall: a second connection would wait, so
     // the sweep runs after the lease and after the worker is released into a fenced commit.
@@ -70,10 +75,21 @@ describe('recovery after a worker stops mid-attempt', () => {
   it('a local attempt claimed and never executed is re-run by the sweep, only after its lease', async () => {
     h = await harness({ leaseMs: LEASE });
     const proposal = await proposeDraft(h.engine);
-    const claimed = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const claimed = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(claimed.kind).toBe('claimed');
     h.clock.advance(LEASE - 1);
-    expect(await h.engine.recover()).toEqual({ examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0 });
+    expect(await h.engine.recover()).toEqual({
+      examined: 0,
+      rerun: 0,
+      toReconciliation: 0,
+      parked: 0,
+      skipped: 0,
+    });
     h.clock.advance(2);
     const [a, b] = await Promise.all([h.engine.recover(), h.engine.recover()]);
     expect(a!.rerun + b!.rerun).toBe(1);
@@ -91,29 +107,46 @@ describe('recovery after a worker stops mid-attempt', () => {
   it.each([
     ['before_provider_call', 0, 'terminal_failure'],
     ['after_provider_accepted', 1, 'succeeded'],
-  ] as const)('an external worker stopped at %s ends needs_reconciliation, then reconciles (%i provider calls)', async (point, calls, final) => {
-    const stall = stallAt(point);
-    const world = demoWorld();
-    h = await harness({ leaseMs: LEASE, faults: stall.hook, world });
-    const proposal = await proposePayment(h.engine);
-    const claimed = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
-    if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
-    void h.engine.execute(claimed.contract);
-    await stall.reached;
-    h.clock.advance(LEASE + 1);
-    expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1, rerun: 0 });
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
-    expect(world.provider.calls).toBe(calls);
-    const reconciled = await h.engine.reconcile({ tenant: 'acme', proposalId: proposal.id, actor: approver() });
-    expect(reconciled.kind === 'reconciled' && reconciled.outcome.kind).toBe(final);
-    expect(world.provider.calls).toBe(calls);
-  });
+  ] as const)(
+    'an external worker stopped at %s ends needs_reconciliation, then reconciles (%i provider calls)',
+    async (point, calls, final) => {
+      const stall = stallAt(point);
+      const world = demoWorld();
+      h = await harness({ leaseMs: LEASE, faults: stall.hook, world });
+      const proposal = await proposePayment(h.engine);
+      const claimed = await h.engine.approve({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        approver: approver(),
+        seenDigest: proposal.digest,
+      });
+      if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
+      void h.engine.execute(claimed.contract);
+      await stall.reached;
+      h.clock.advance(LEASE + 1);
+      expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1, rerun: 0 });
+      expect((await h.engine.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
+      expect(world.provider.calls).toBe(calls);
+      const reconciled = await h.engine.reconcile({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        actor: approver(),
+      });
+      expect(reconciled.kind === 'reconciled' && reconciled.outcome.kind).toBe(final);
+      expect(world.provider.calls).toBe(calls);
+    },
+  );
 
   it('an external attempt with no command yet is re-run: the provider never heard of it', async () => {
     const world = demoWorld();
     h = await harness({ leaseMs: LEASE, world });
     const proposal = await proposePayment(h.engine);
-    const claimed = await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    const claimed = await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     expect(claimed.kind).toBe('claimed');
     h.clock.advance(LEASE + 1);
     expect(await h.engine.recover()).toMatchObject({ rerun: 1 });
@@ -125,11 +158,19 @@ describe('recovery after a worker stops mid-attempt', () => {
   it('parks a proposal after maxAttempts instead of looping', async () => {
     h = await harness({ leaseMs: LEASE });
     const proposal = await proposeDraft(h.engine);
-    await h.engine.approve({ tenant: 'acme', proposalId: proposal.id, approver: approver(), seenDigest: proposal.digest });
+    await h.engine.approve({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver(),
+      seenDigest: proposal.digest,
+    });
     h.clock.advance(LEASE + 1);
     expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ parked: 1 });
     const stored = await h.engine.get('acme', proposal.id);
-    expect(stored?.outcome).toMatchObject({ kind: 'terminal_failure', message: 'recovery gave up after 1 attempts; nothing was committed or sent' });
+    expect(stored?.outcome).toMatchObject({
+      kind: 'terminal_failure',
+      message: 'recovery gave up after 1 attempts; nothing was committed or sent',
+    });
     expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ examined: 0 });
   });
 });

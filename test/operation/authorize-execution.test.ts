@@ -1,9 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { fileDelete, invoicePayScope, messageSend } from '../../examples/index.js';
-import { type AnyOperation, authorizeExecution, buildScope, defineOperation, digest, last4 } from '../../src/index.js';
+import {
+  type AnyOperation,
+  authorizeExecution,
+  buildScope,
+  defineOperation,
+  digest,
+  last4,
+} from '../../src/index.js';
 
 // The third note's payment example, translated: one approved scope, one field changed per case.
-const payInvoice = defineOperation({ kind: 'invoice.pay', scopeVersion: 1, scope: invoicePayScope, fields: { destination_account_id: { redact: last4 } } });
+const payInvoice = defineOperation({
+  kind: 'invoice.pay',
+  scopeVersion: 1,
+  scope: invoicePayScope,
+  fields: { destination_account_id: { redact: last4 } },
+});
 
 const BASE_PAYMENT = {
   tenant: 'tenant-a',
@@ -27,7 +39,12 @@ describe('authorizeExecution: the payment suite of the third note', () => {
     ['tenant', 'tenant-b', 'scope_mismatch', '$.tenant: "tenant-a" -> "tenant-b"'],
     ['operation', 'schedule_payment', 'invalid_requested_scope', undefined],
     ['invoice_id', 'inv-999', 'scope_mismatch', '$.invoice_id: "inv-104" -> "inv-999"'],
-    ['destination_account_id', 'acct-personal-2', 'scope_mismatch', '$.destination_account_id: "…er-7" -> "…al-2"'],
+    [
+      'destination_account_id',
+      'acct-personal-2',
+      'scope_mismatch',
+      '$.destination_account_id: "…er-7" -> "…al-2"',
+    ],
     ['amount_minor', 240_000, 'scope_mismatch', '$.amount_minor: 24000 -> 240000'],
     ['currency', 'EUR', 'scope_mismatch', '$.currency: "USD" -> "EUR"'],
   ] as const)('a changed %s is denied as %s', (field, value, reason, line) => {
@@ -46,7 +63,8 @@ describe('authorizeExecution: the payment suite of the third note', () => {
   it('an unreviewed option (expedite: true) fails closed as invalid_requested_scope, naming the field', () => {
     const decision = authorizeExecution(approval, { ...BASE_PAYMENT, expedite: true });
     expect(decision).toMatchObject({ kind: 'denied', reason: 'invalid_requested_scope' });
-    if (decision.kind === 'denied') expect(decision.issues).toEqual([{ path: '$.expedite', message: 'unknown field' }]);
+    if (decision.kind === 'denied')
+      expect(decision.issues).toEqual([{ path: '$.expedite', message: 'unknown field' }]);
   });
 
   it('a missing field is invalid_requested_scope', () => {
@@ -57,13 +75,22 @@ describe('authorizeExecution: the payment suite of the third note', () => {
   });
 
   it('a boolean where an integer is expected is invalid_requested_scope, never coerced', () => {
-    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: true }).reason).toBe('invalid_requested_scope');
-    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: 240.49 }).reason).toBe('invalid_requested_scope');
-    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: '24000' }).reason).toBe('invalid_requested_scope');
+    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: true }).reason).toBe(
+      'invalid_requested_scope',
+    );
+    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: 240.49 }).reason).toBe(
+      'invalid_requested_scope',
+    );
+    expect(authorizeExecution(approval, { ...BASE_PAYMENT, amount_minor: '24000' }).reason).toBe(
+      'invalid_requested_scope',
+    );
   });
 
   it('the unchanged request is approved, whatever the key insertion order', () => {
-    expect(authorizeExecution(approval, { ...BASE_PAYMENT })).toMatchObject({ kind: 'allowed', reason: 'approved' });
+    expect(authorizeExecution(approval, { ...BASE_PAYMENT })).toMatchObject({
+      kind: 'allowed',
+      reason: 'approved',
+    });
     const reversed = Object.fromEntries(Object.entries(BASE_PAYMENT).reverse());
     expect(authorizeExecution(approval, reversed)).toMatchObject({ kind: 'allowed', reason: 'approved' });
   });
@@ -71,10 +98,14 @@ describe('authorizeExecution: the payment suite of the third note', () => {
   it('checks in order: unsupported version before a corrupt record before an invalid request', () => {
     const v2Only = defineOperation({ kind: 'invoice.pay', scopeVersion: 2, scope: invoicePayScope });
     const corrupt = { ...approval, digest: 'f'.repeat(64) };
-    expect(authorizeExecution({ ...corrupt, operation: v2Only }, { expedite: true }).reason).toBe('unsupported_scope_version');
+    expect(authorizeExecution({ ...corrupt, operation: v2Only }, { expedite: true }).reason).toBe(
+      'unsupported_scope_version',
+    );
     expect(authorizeExecution(corrupt, { expedite: true }).reason).toBe('corrupt_approval_record');
     const edited = { ...approval, scope: { ...(approval.scope as object), amount_minor: 240_000 } };
-    expect(authorizeExecution(edited, { ...BASE_PAYMENT, amount_minor: 240_000 }).reason).toBe('corrupt_approval_record');
+    expect(authorizeExecution(edited, { ...BASE_PAYMENT, amount_minor: 240_000 }).reason).toBe(
+      'corrupt_approval_record',
+    );
   });
 
   it('the stored scope digest is the SHA-256 of its canonical JSON', () => {
@@ -91,7 +122,8 @@ describe('the first note: extra keys are not metadata', () => {
   ])('an extra %s is refused', (key, value) => {
     const decision = authorizeExecution(approval, { ...BASE_PAYMENT, [key]: value });
     expect(decision.reason).toBe('invalid_requested_scope');
-    if (decision.kind === 'denied') expect(decision.issues).toEqual([{ path: `$.${key}`, message: 'unknown field' }]);
+    if (decision.kind === 'denied')
+      expect(decision.issues).toEqual([{ path: `$.${key}`, message: 'unknown field' }]);
   });
 
   it('a requested_at timestamp is not scope: it never reaches the freeze', () => {
@@ -115,36 +147,59 @@ describe('the outbound message scope', () => {
   const approval = approvalOf(messageSend, base);
 
   it('recipients are a set: order and duplicates do not matter', () => {
-    const decision = authorizeExecution(approval, { ...base, recipients: ['coach@example.test', 'dana@example.test', 'coach@example.test'] });
+    const decision = authorizeExecution(approval, {
+      ...base,
+      recipients: ['coach@example.test', 'dana@example.test', 'coach@example.test'],
+    });
     expect(decision).toMatchObject({ kind: 'allowed', reason: 'approved' });
   });
 
   it('a hidden recipient added is scope_mismatch naming it', () => {
-    const decision = authorizeExecution(approval, { ...base, recipients: [...base.recipients, 'all-parents@lists.example.test'] });
+    const decision = authorizeExecution(approval, {
+      ...base,
+      recipients: [...base.recipients, 'all-parents@lists.example.test'],
+    });
     expect(decision.reason).toBe('scope_mismatch');
-    if (decision.kind === 'denied') expect(decision.diff).toEqual([{ path: '$.recipients', change: 'added', to: '"all-parents@lists.example.test"' }]);
+    if (decision.kind === 'denied')
+      expect(decision.diff).toEqual([
+        { path: '$.recipients', change: 'added', to: '"all-parents@lists.example.test"' },
+      ]);
   });
 
   it('an attachment added after review is scope_mismatch', () => {
-    const decision = authorizeExecution(approval, { ...base, attachments: [...base.attachments, { id: 'att-payroll', content_version: 'v1' }] });
+    const decision = authorizeExecution(approval, {
+      ...base,
+      attachments: [...base.attachments, { id: 'att-payroll', content_version: 'v1' }],
+    });
     expect(decision.reason).toBe('scope_mismatch');
-    if (decision.kind === 'denied') expect(decision.diff[0]).toMatchObject({ path: '$.attachments', change: 'added' });
+    if (decision.kind === 'denied')
+      expect(decision.diff[0]).toMatchObject({ path: '$.attachments', change: 'added' });
   });
 
   it('a new content version of the same attachment is scope_mismatch', () => {
-    const decision = authorizeExecution(approval, { ...base, attachments: [{ id: 'att-roster', content_version: 'v4' }] });
+    const decision = authorizeExecution(approval, {
+      ...base,
+      attachments: [{ id: 'att-roster', content_version: 'v4' }],
+    });
     expect(decision.reason).toBe('scope_mismatch');
   });
 
   it('draft → send is scope_mismatch', () => {
     const decision = authorizeExecution(approval, { ...base, mode: 'send' });
     expect(decision.reason).toBe('scope_mismatch');
-    if (decision.kind === 'denied') expect(decision.diff).toEqual([{ path: '$.mode', change: 'changed', from: '"draft"', to: '"send"' }]);
+    if (decision.kind === 'denied')
+      expect(decision.diff).toEqual([{ path: '$.mode', change: 'changed', from: '"draft"', to: '"send"' }]);
   });
 });
 
 describe('the file deletion scope', () => {
-  const base = { tenant: 'acme', operation: 'file.delete', resource_id: '/exports/run-81/output.tmp', recursive: false, only: 'generated_files' };
+  const base = {
+    tenant: 'acme',
+    operation: 'file.delete',
+    resource_id: '/exports/run-81/output.tmp',
+    recursive: false,
+    only: 'generated_files',
+  };
   const approval = approvalOf(fileDelete, base);
 
   it('the file moving to its parent directory is scope_mismatch', () => {
@@ -165,7 +220,9 @@ describe('the file deletion scope', () => {
   });
 
   it('an unnormalized path is refused before review', () => {
-    expect(buildScope(fileDelete, { ...base, resource_id: '/exports/run-81/../secrets' }).kind).toBe('invalid');
+    expect(buildScope(fileDelete, { ...base, resource_id: '/exports/run-81/../secrets' }).kind).toBe(
+      'invalid',
+    );
     expect(buildScope(fileDelete, { ...base, resource_id: 'reports/weekly.csv' }).kind).toBe('invalid');
   });
 });

@@ -1,21 +1,42 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { buildScope, defineOperation, diffScopes, formatMoney, formatScopeChange, OperationDefinitionError, parseDuration } from '../../src/index.js';
+import {
+  buildScope,
+  defineOperation,
+  diffScopes,
+  formatMoney,
+  formatScopeChange,
+  OperationDefinitionError,
+  parseDuration,
+} from '../../src/index.js';
 
-const scope = z.strictObject({ tenant: z.string(), operation: z.literal('x.y'), items: z.array(z.string()), tags: z.array(z.string()) });
+const scope = z.strictObject({
+  tenant: z.string(),
+  operation: z.literal('x.y'),
+  items: z.array(z.string()),
+  tags: z.array(z.string()),
+});
 
 describe('defineOperation', () => {
   it('refuses a scope schema that would strip or pass unknown keys', () => {
-    expect(() => defineOperation({ kind: 'x.y', scopeVersion: 1, scope: z.object({ a: z.string() }) })).toThrow(OperationDefinitionError);
-    expect(() => defineOperation({ kind: 'x.y', scopeVersion: 1, scope: z.looseObject({ a: z.string() }) })).toThrow(/z.strictObject/);
+    expect(() =>
+      defineOperation({ kind: 'x.y', scopeVersion: 1, scope: z.object({ a: z.string() }) }),
+    ).toThrow(OperationDefinitionError);
+    expect(() =>
+      defineOperation({ kind: 'x.y', scopeVersion: 1, scope: z.looseObject({ a: z.string() }) }),
+    ).toThrow(/z.strictObject/);
   });
 
   it('refuses bad kinds, versions and durations with the field named', () => {
     expect(() => defineOperation({ kind: 'Pay Invoice', scopeVersion: 1, scope })).toThrow(/kind/);
     expect(() => defineOperation({ kind: 'x.y', scopeVersion: 0, scope })).toThrow(/scopeVersion/);
-    expect(() => defineOperation({ kind: 'x.y', scopeVersion: 2, supportedScopeVersions: [1], scope })).toThrow(/supportedScopeVersions/);
-    expect(() => defineOperation({ kind: 'x.y', scopeVersion: 1, scope, expiresIn: '30 minutes' })).toThrow(/expiresIn/);
+    expect(() =>
+      defineOperation({ kind: 'x.y', scopeVersion: 2, supportedScopeVersions: [1], scope }),
+    ).toThrow(/supportedScopeVersions/);
+    expect(() => defineOperation({ kind: 'x.y', scopeVersion: 1, scope, expiresIn: '30 minutes' })).toThrow(
+      /expiresIn/,
+    );
   });
 
   it('an external executor without reconcile is a startup error', () => {
@@ -41,7 +62,13 @@ describe('defineOperation', () => {
   });
 
   it('parses durations', () => {
-    expect([parseDuration('500ms'), parseDuration('45s'), parseDuration('30m'), parseDuration('2h'), parseDuration('1d')]).toEqual([500, 45_000, 1_800_000, 7_200_000, 86_400_000]);
+    expect([
+      parseDuration('500ms'),
+      parseDuration('45s'),
+      parseDuration('30m'),
+      parseDuration('2h'),
+      parseDuration('1d'),
+    ]).toEqual([500, 45_000, 1_800_000, 7_200_000, 86_400_000]);
   });
 });
 
@@ -49,8 +76,18 @@ describe('sets and sequences', () => {
   const op = defineOperation({ kind: 'x.y', scopeVersion: 1, scope, fields: { tags: { set: true } } });
 
   it('a set field is deduplicated and sorted before freezing; a sequence keeps its order', () => {
-    const built = buildScope(op, { tenant: 't', operation: 'x.y', items: ['b', 'a', 'b'], tags: ['b', 'a', 'b'] });
-    expect(built.kind === 'ok' && built.scope).toEqual({ tenant: 't', operation: 'x.y', items: ['b', 'a', 'b'], tags: ['a', 'b'] });
+    const built = buildScope(op, {
+      tenant: 't',
+      operation: 'x.y',
+      items: ['b', 'a', 'b'],
+      tags: ['b', 'a', 'b'],
+    });
+    expect(built.kind === 'ok' && built.scope).toEqual({
+      tenant: 't',
+      operation: 'x.y',
+      items: ['b', 'a', 'b'],
+      tags: ['a', 'b'],
+    });
   });
 
   it('property: any permutation of a set digests the same; a permutation of a sequence does not (unless equal)', () => {
@@ -69,8 +106,18 @@ describe('sets and sequences', () => {
 
 describe('diffScopes', () => {
   it('names nested paths, sequence positions, additions, removals and type changes', () => {
-    const approved = { customer: { id: 'cus-7', email: 'a@x.test' }, recipients: ['a', 'b'], amount: 40, note: 'x' };
-    const requested = { customer: { id: 'cus-8', email: 'a@x.test' }, recipients: ['a', 'b', 'c'], amount: true, extra: 1 };
+    const approved = {
+      customer: { id: 'cus-7', email: 'a@x.test' },
+      recipients: ['a', 'b'],
+      amount: 40,
+      note: 'x',
+    };
+    const requested = {
+      customer: { id: 'cus-8', email: 'a@x.test' },
+      recipients: ['a', 'b', 'c'],
+      amount: true,
+      extra: 1,
+    };
     expect(diffScopes(approved, requested).map(formatScopeChange)).toEqual([
       '$.amount: type number -> boolean',
       '$.customer.id: "cus-7" -> "cus-8"',
@@ -81,9 +128,20 @@ describe('diffScopes', () => {
   });
 
   it('diffs set fields by membership and redacts per field', () => {
-    const rules = { recipients: { set: true }, 'customer.account': { redact: (v: unknown) => `…${String(v).slice(-2)}` } };
-    const changes = diffScopes({ recipients: ['a', 'b'], customer: { account: 'acct-11' } }, { recipients: ['b', 'c'], customer: { account: 'acct-22' } }, rules);
-    expect(changes.map(formatScopeChange)).toEqual(['$.customer.account: "…11" -> "…22"', '$.recipients: removed "a"', '$.recipients: added "c"']);
+    const rules = {
+      recipients: { set: true },
+      'customer.account': { redact: (v: unknown) => `…${String(v).slice(-2)}` },
+    };
+    const changes = diffScopes(
+      { recipients: ['a', 'b'], customer: { account: 'acct-11' } },
+      { recipients: ['b', 'c'], customer: { account: 'acct-22' } },
+      rules,
+    );
+    expect(changes.map(formatScopeChange)).toEqual([
+      '$.customer.account: "…11" -> "…22"',
+      '$.recipients: removed "a"',
+      '$.recipients: added "c"',
+    ]);
   });
 
   it('keys that are not identifiers are quoted', () => {

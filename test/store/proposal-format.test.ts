@@ -13,9 +13,18 @@ const read = (path: string) => parseJson(readFileSync(path, 'utf8'));
 
 async function approveStored(record: ProposalRecord) {
   const store = new SqliteStore({ path: ':memory:' });
-  const engine = await createEngine({ store, operations: demoOperations(demoWorld()), clock: new ManualClock(record.createdAt) });
+  const engine = await createEngine({
+    store,
+    operations: demoOperations(demoWorld()),
+    clock: new ManualClock(record.createdAt),
+  });
   await store.transaction((tx) => tx.insertProposal(record));
-  const result = await engine.approveAndExecute({ tenant: record.tenant, proposalId: record.id, approver: approver(record.tenant), seenDigest: record.digest });
+  const result = await engine.approveAndExecute({
+    tenant: record.tenant,
+    proposalId: record.id,
+    approver: approver(record.tenant),
+    seenDigest: record.digest,
+  });
   await engine.close();
   return result;
 }
@@ -29,9 +38,16 @@ describe('stored proposal format 1 (fixture kept forever)', () => {
 });
 
 describe('invalid stored records are refused', () => {
-  const decodeFailures = ['unknown-format-version.json', 'missing-scope-digest.json', 'extra-field.json', 'string-scope-version.json'];
+  const decodeFailures = [
+    'unknown-format-version.json',
+    'missing-scope-digest.json',
+    'extra-field.json',
+    'string-scope-version.json',
+  ];
   it('every invalid fixture is accounted for', () => {
-    expect(readdirSync(join(FIXTURES, 'invalid')).sort()).toEqual([...decodeFailures, 'tampered-arguments.json'].sort());
+    expect(readdirSync(join(FIXTURES, 'invalid')).sort()).toEqual(
+      [...decodeFailures, 'tampered-arguments.json'].sort(),
+    );
   });
 
   it.each(decodeFailures)('%s fails to decode with the field named', (name) => {

@@ -16,9 +16,24 @@ export class ManualClock {
   }
 }
 
-export const agent = (tenant = 'acme'): Actor => ({ id: `agent:${tenant}-assistant`, tenant, kind: 'agent', roles: [] });
-export const approver = (tenant = 'acme', name = 'ada'): Actor => ({ id: `user:${name}@${tenant}.test`, tenant, kind: 'operator', roles: ['approver'] });
-export const viewer = (tenant = 'acme'): Actor => ({ id: `user:viewer@${tenant}.test`, tenant, kind: 'operator', roles: ['viewer'] });
+export const agent = (tenant = 'acme'): Actor => ({
+  id: `agent:${tenant}-assistant`,
+  tenant,
+  kind: 'agent',
+  roles: [],
+});
+export const approver = (tenant = 'acme', name = 'ada'): Actor => ({
+  id: `user:${name}@${tenant}.test`,
+  tenant,
+  kind: 'operator',
+  roles: ['approver'],
+});
+export const viewer = (tenant = 'acme'): Actor => ({
+  id: `user:viewer@${tenant}.test`,
+  tenant,
+  kind: 'operator',
+  roles: ['viewer'],
+});
 
 /** A temporary directory removed by `cleanup`. */
 export function tempDir(): { dir: string; cleanup: () => void } {
@@ -36,7 +51,9 @@ export interface Harness {
 }
 
 /** An engine on a real SQLite file in a temp dir, with the demo operations and a manual clock. */
-export async function harness(options: Partial<EngineOptions> & { world?: DemoWorld } = {}): Promise<Harness> {
+export async function harness(
+  options: Partial<EngineOptions> & { world?: DemoWorld } = {},
+): Promise<Harness> {
   const { dir, cleanup } = tempDir();
   const dbPath = join(dir, 'test.db');
   const store = new SqliteStore({ path: dbPath });
@@ -66,6 +83,7 @@ export async function proposePayment(engine: Engine, tenant = 'acme', invoice = 
     requestedBy: agent(tenant).id,
     runId,
   });
-  if (result.kind !== 'proposed') throw new Error(`expected proposed, got ${result.kind}: ${result.modelMessage}`);
+  if (result.kind !== 'proposed')
+    throw new Error(`expected proposed, got ${result.kind}: ${result.modelMessage}`);
   return result.proposal;
 }

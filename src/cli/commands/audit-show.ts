@@ -6,8 +6,13 @@ import { openCliStore, STORE_OPTIONS } from '../store-option.js';
 /** One audit line: time, step, actor, short hash, reason. */
 export function formatAuditLine(e: AuditEvent): string {
   const hash = e.digests.approved ?? e.digests.proposed ?? e.digests.seen;
-  const approvedScope = typeof e.detail['approvedScope'] === 'string' ? ` (approved scope ${shortHash(e.detail['approvedScope'])})` : '';
-  const requested = e.digests.requested ? `  requested=${shortHash(e.digests.requested)}${approvedScope}` : '';
+  const approvedScope =
+    typeof e.detail['approvedScope'] === 'string'
+      ? ` (approved scope ${shortHash(e.detail['approvedScope'])})`
+      : '';
+  const requested = e.digests.requested
+    ? `  requested=${shortHash(e.digests.requested)}${approvedScope}`
+    : '';
   const extras = [
     e.attemptId ? `attempt=${e.attemptId}` : '',
     e.commandId ? `command=${e.commandId}` : '',
@@ -15,14 +20,16 @@ export function formatAuditLine(e: AuditEvent): string {
     typeof e.detail['supersedes'] === 'string' ? `supersedes=${e.detail['supersedes']}` : '',
     Array.isArray(e.detail['diff']) ? `diff=${(e.detail['diff'] as string[]).join('; ')}` : '',
   ].filter(Boolean);
-  return [
-    new Date(e.at).toISOString(),
-    e.step.padEnd(11),
-    e.actor,
-    hash ? shortHash(hash) : '-'.repeat(12),
-    e.reason ?? '-',
-    ...extras,
-  ].join('  ') + requested;
+  return (
+    [
+      new Date(e.at).toISOString(),
+      e.step.padEnd(11),
+      e.actor,
+      hash ? shortHash(hash) : '-'.repeat(12),
+      e.reason ?? '-',
+      ...extras,
+    ].join('  ') + requested
+  );
 }
 
 /** `countersign audit show PROPOSAL_ID`: the proposal's audit events, one line each. */

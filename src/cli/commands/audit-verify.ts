@@ -10,7 +10,11 @@ async function readCheckpoints(path: string): Promise<(ChainHead & { tenant: str
   const list = Array.isArray(value) ? value : [value];
   return list.map((entry, i) => {
     const e = entry as Record<string, unknown>;
-    if (typeof e['tenant'] !== 'string' || typeof e['seq'] !== 'number' || typeof e['chainHash'] !== 'string') {
+    if (
+      typeof e['tenant'] !== 'string' ||
+      typeof e['seq'] !== 'number' ||
+      typeof e['chainHash'] !== 'string'
+    ) {
       throw new UsageProblem(`--checkpoint ${path}: entry ${i} needs tenant, seq and chainHash`);
     }
     return { tenant: e['tenant'], seq: e['seq'], chainHash: e['chainHash'] };
@@ -41,9 +45,15 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
       let count = 0;
       for (const t of tenants ?? (await store.transaction((tx) => tx.auditTenants()))) {
         const checkpoint = checkpoints.find((c) => c.tenant === t);
-        const result = await verifyAudit(store, { tenant: t, ...(sealKey ? { sealKey } : {}), ...(checkpoint ? { checkpoint } : {}) });
+        const result = await verifyAudit(store, {
+          tenant: t,
+          ...(sealKey ? { sealKey } : {}),
+          ...(checkpoint ? { checkpoint } : {}),
+        });
         if (result.kind === 'broken') {
-          io.stdout(`broken tenant=${result.tenant} event=#${result.seq}${result.eventId ? ` (${result.eventId})` : ''} problem=${result.problem}: ${result.message}\n`);
+          io.stdout(
+            `broken tenant=${result.tenant} event=#${result.seq}${result.eventId ? ` (${result.eventId})` : ''} problem=${result.problem}: ${result.message}\n`,
+          );
           return 1;
         }
         events += result.events;
@@ -53,11 +63,15 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
         if (!tenants?.includes(c.tenant) && tenants) continue;
         const head = await store.transaction((tx) => tx.auditHead(c.tenant));
         if (!head) {
-          io.stdout(`broken tenant=${c.tenant} event=#${c.seq} problem=behind_checkpoint: the tenant has no audit events at all\n`);
+          io.stdout(
+            `broken tenant=${c.tenant} event=#${c.seq} problem=behind_checkpoint: the tenant has no audit events at all\n`,
+          );
           return 1;
         }
       }
-      io.stdout(`intact: ${count} tenant${count === 1 ? '' : 's'}, ${events} events${sealKey ? ', seals checked' : ''}${checkpoints.length ? `, ${checkpoints.length} checkpoint(s) held` : ''}\n`);
+      io.stdout(
+        `intact: ${count} tenant${count === 1 ? '' : 's'}, ${events} events${sealKey ? ', seals checked' : ''}${checkpoints.length ? `, ${checkpoints.length} checkpoint(s) held` : ''}\n`,
+      );
       return 0;
     } finally {
       await store.close();
