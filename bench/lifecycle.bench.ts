@@ -3,13 +3,14 @@
  * against a raw better-sqlite3 floor that writes the same rows in the same transactions, in one run.
  * Run: npm run bench:lifecycle
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { type Actor, createEngine, defineOperation } from '../src/index.js';
+import { type Actor, createEngine, defineOperation, newId } from '../src/index.js';
+import { AUDIT_COLUMNS, PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
 
 const CYCLES = Number(process.env['CYCLES'] ?? 3000);
@@ -69,145 +70,141 @@ async function engineRound(round: number): Promise<{ wall: number; cpu: number }
   return { wall, cpu: c.user + c.system };
 }
 
-// The floor: the same rows in the same three transactions (propose; claim; outcome), written by
-// hand with prepared statements and no canonicalization, digests, parsing or checks.
-function floorRound(round: number): { wall: number; cpu: number } {
-  type Db = {
-    prepare(sql: string): { run(...p: unknown[]): unknown; get(...p: unknown[]): unknown };
-    exec(sql: string): void;
-    pragma(s: string): unknown;
-    close(): void;
-  };
+// The floor: the same rows (same sizes, same id scheme) in the same three transactions — propose;
+// claim; outcome — written by hand with prepared statements: no parsing, canonicalization, digests,
+// checks or chaining, only the bytes the engine stores.
+async function floorRound(round: number): Promise<{ wall: number; cpu: number }> {
+  type Statement = { run(...p: unknown[]): unknown; get(...p: unknown[]): unknown };
+  type Db = { prepare(sql: string): Statement; pragma(s: string): unknown; close(): void };
+  const path = join(dir, `floor-${round}.db`);
+  const schema = new SqliteStore({ path });
+  await schema.migrate();
+  await schema.close();
   const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => Db;
-  const store = new SqliteStore({ path: join(dir, `floor-${round}.db`) });
-  void store.migrate().then(() => store.close());
-  return new Promise<void>((resolve) => setTimeout(resolve, 50)).then(() => {
-    const db = new Database(join(dir, `floor-${round}.db`));
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-    const begin = db.prepare('BEGIN IMMEDIATE');
-    const commit = db.prepare('COMMIT');
-    const cols =
-      'tenant, id, format_version, run_id, section, resource, requested_by, operation, scope_version, view_version, request_json, arguments_json, scope_json, scope_digest, preview_json, digest, seal, status, created_at, expires_at, supersedes, superseded_by, decided_by, decided_at, approval_kind, grant_id, decision_note, current_attempt, outcome_json, updated_at';
-    const insertP = db.prepare(
-      `INSERT INTO countersign_proposals (${cols}) VALUES (${cols
-        .split(',')
-        .map(() => '?')
-        .join(',')})`,
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const begin = db.prepare('BEGIN IMMEDIATE');
+  const commit = db.prepare('COMMIT');
+  const cols = PROPOSAL_COLUMNS.map(([, c]) => c);
+  const insertP = db.prepare(
+    `INSERT INTO countersign_proposals (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+  );
+  const audit = db.prepare(
+    `INSERT INTO countersign_audit_events (${AUDIT_COLUMNS.map(([, c]) => c).join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
+  );
+  const head = db.prepare(
+    'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash',
+  );
+  const claim = db.prepare(
+    "UPDATE countersign_proposals SET status = 'executing', current_attempt = 1, decided_by = ?, decided_at = ?, approval_kind = 'exact', updated_at = ? WHERE tenant = ? AND id = ? AND status = 'pending'",
+  );
+  const insertA = db.prepare(
+    "INSERT INTO countersign_attempts (tenant, id, proposal_id, number, idempotency_key, status, lease_until, command_id, started_at, finished_at) VALUES (?, ?, ?, 1, ?, 'executing', ?, NULL, ?, NULL)",
+  );
+  const read = db.prepare('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?');
+  const finish = db.prepare(
+    "UPDATE countersign_proposals SET status = 'succeeded', outcome_json = ?, updated_at = ? WHERE tenant = ? AND id = ? AND status = 'executing' AND current_attempt = 1",
+  );
+  const finishA = db.prepare(
+    "UPDATE countersign_attempts SET status = 'completed', finished_at = ? WHERE tenant = ? AND id = ? AND status = 'executing'",
+  );
+  const hash = () => randomBytes(32).toString('hex');
+  const digests = JSON.stringify({ approved: hash(), proposed: hash(), seen: hash() });
+  let seq = 0;
+  const event = (proposalId: string, step: string, attemptId: string | null) => {
+    seq++;
+    const chain = hash();
+    audit.run(
+      'acme',
+      seq,
+      newId('evt'),
+      proposalId,
+      attemptId,
+      'run-bench',
+      step,
+      'user:ada',
+      step === 'approved' ? 'approved' : null,
+      digests,
+      null,
+      '{"attempt":1}',
+      Date.now(),
+      hash(),
+      chain,
+      null,
     );
-    const audit = db.prepare(
-      'INSERT INTO countersign_audit_events (tenant, seq, id, proposal_id, attempt_id, run_id, step, actor, reason, digests_json, command_id, detail_json, at, leaf_hash, chain_hash, seal) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+    head.run('acme', seq, chain);
+  };
+  const cycle = (i: number) => {
+    const id = newId('prp');
+    const now = Date.now();
+    begin.run();
+    insertP.run(
+      'acme',
+      id,
+      1,
+      'run-bench',
+      null,
+      `t-${i}`,
+      'agent:bench',
+      'bench.noop',
+      1,
+      1,
+      `{"target":"t-${i}"}`,
+      `{"amount_minor":24049,"target":"t-${i}"}`,
+      `{"amount_minor":24049,"operation":"bench.noop","target":"t-${i}","tenant":"acme"}`,
+      hash(),
+      `{"amount":24049,"title":"No-op on t-${i}"}`,
+      hash(),
+      null,
+      'pending',
+      now,
+      now + 1_800_000,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      0,
+      null,
+      now,
     );
-    const head = db.prepare(
-      'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash',
-    );
-    const claim = db.prepare(
-      "UPDATE countersign_proposals SET status = 'executing', current_attempt = 1 WHERE tenant = ? AND id = ? AND status = 'pending'",
-    );
-    const insertA = db.prepare(
-      "INSERT INTO countersign_attempts (tenant, id, proposal_id, number, idempotency_key, status, lease_until, command_id, started_at, finished_at) VALUES (?, ?, ?, 1, ?, 'executing', 0, NULL, 0, NULL)",
-    );
-    const read = db.prepare('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?');
-    const finish = db.prepare(
-      "UPDATE countersign_proposals SET status = 'succeeded', outcome_json = ? WHERE tenant = ? AND id = ? AND status = 'executing' AND current_attempt = 1",
-    );
-    const finishA = db.prepare(
-      "UPDATE countersign_attempts SET status = 'completed' WHERE tenant = ? AND id = ? AND status = 'executing'",
-    );
-    const h = 'a'.repeat(64);
-    let seq = 0;
-    const ev = (id: string, step: string) => {
-      seq++;
-      audit.run(
-        'acme',
-        seq,
-        `evt_${seq}`,
-        id,
-        null,
-        'run-bench',
-        step,
-        'x',
-        null,
-        '{}',
-        null,
-        '{}',
-        0,
-        h,
-        h,
-        null,
-      );
-      head.run('acme', seq, h);
-    };
-    const cycle = (i: number) => {
-      const id = `prp_${i}_${randomBytes(4).toString('hex')}`;
-      begin.run();
-      insertP.run(
-        'acme',
-        id,
-        1,
-        'run-bench',
-        null,
-        `t-${i}`,
-        'agent:bench',
-        'bench.noop',
-        1,
-        1,
-        '{"target":"t"}',
-        '{"amount_minor":24049,"target":"t"}',
-        '{}',
-        h,
-        '{}',
-        h,
-        null,
-        'pending',
-        0,
-        9e15,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null,
-        0,
-        null,
-        0,
-      );
-      ev(id, 'proposed');
-      commit.run();
-      begin.run();
-      read.get('acme', id);
-      claim.run('acme', id);
-      insertA.run('acme', `att_${id}`, id, `${id}.1`);
-      ev(id, 'approved');
-      ev(id, 'claimed');
-      commit.run();
-      begin.run();
-      read.get('acme', id);
-      finish.run('{"kind":"succeeded","result":{"ok":true}}', 'acme', id);
-      finishA.run('acme', `att_${id}`);
-      ev(id, 'outcome');
-      commit.run();
-    };
-    for (let i = 0; i < 200; i++) cycle(-i - 1);
-    const cpu0 = process.cpuUsage();
-    const t0 = process.hrtime.bigint();
-    for (let i = 0; i < CYCLES; i++) cycle(i);
-    const wall = Number(process.hrtime.bigint() - t0) / 1e3;
-    const c = process.cpuUsage(cpu0);
-    db.close();
-    return { wall, cpu: c.user + c.system };
-  }) as unknown as { wall: number; cpu: number };
+    event(id, 'proposed', null);
+    commit.run();
+    begin.run();
+    read.get('acme', id);
+    claim.run('user:ada', now, now, 'acme', id);
+    const attemptId = newId('att');
+    insertA.run('acme', attemptId, id, `${id}.1`, now + 300_000, now);
+    event(id, 'approved', null);
+    event(id, 'claimed', attemptId);
+    commit.run();
+    begin.run();
+    read.get('acme', id);
+    finish.run('{"kind":"succeeded","result":{"ok":true}}', now, 'acme', id);
+    finishA.run(now, 'acme', attemptId);
+    event(id, 'outcome', attemptId);
+    commit.run();
+  };
+  for (let i = 0; i < 200; i++) cycle(-i - 1);
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < CYCLES; i++) cycle(i);
+  const wall = Number(process.hrtime.bigint() - t0) / 1e3;
+  const c = process.cpuUsage(cpu0);
+  db.close();
+  return { wall, cpu: c.user + c.system };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const engineRuns: { wall: number; cpu: number }[] = [];
 const floorRuns: { wall: number; cpu: number }[] = [];
 for (let round = 0; round < ROUNDS; round++) {
-  floorRuns.push(await floorRound(round));
+  if (process.env['ONLY'] !== 'engine') floorRuns.push(await floorRound(round));
   engineRuns.push(await engineRound(round));
 }
-void createHash;
 const e = {
   wall: median(engineRuns.map((r) => r.wall)) / CYCLES,
   cpu: median(engineRuns.map((r) => r.cpu)) / CYCLES,

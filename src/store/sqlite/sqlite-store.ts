@@ -64,6 +64,9 @@ class Mutex {
   }
 }
 
+const UPSERT_HEAD =
+  'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash';
+
 const CAPABILITIES: StoreCapabilities = Object.freeze({ name: 'sqlite', multiProcess: true });
 
 /**
@@ -82,6 +85,7 @@ export class SqliteStore implements Store {
   readonly #mutex = new Mutex();
   readonly #statements = new Map<string, SqliteStatement>();
   readonly #tx: StoreTransaction;
+  readonly #heads = new Map<string, ChainHead>();
   #closed = false;
 
   constructor(options: SqliteStoreOptions = {}) {
@@ -145,8 +149,11 @@ export class SqliteStore implements Store {
     return this.#mutex.run(async () => {
       if (this.#closed) throw new Error('the SQLite store is closed');
       this.#stmt('BEGIN IMMEDIATE').run();
+      this.#heads.clear();
       try {
         const result = await fn(this.#tx);
+        // Chain heads advanced in this transaction are written once, just before the commit.
+        for (const [tenant, head] of this.#heads) this.#stmt(UPSERT_HEAD).run(tenant, head.seq, head.chainHash);
         this.#stmt('COMMIT').run();
         return result;
       } catch (error) {
@@ -175,6 +182,12 @@ export class SqliteStore implements Store {
     const proposal = (row: unknown) =>
       row ? fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>) : undefined;
     const attempt = (row: unknown) => fromRow<AttemptRecord>(ATTEMPT_COLUMNS, row as Record<string, unknown>);
+    const readHead = (tenant: string): ChainHead | undefined => {
+      const row = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(tenant) as
+        | { seq: number; chain_hash: string }
+        | undefined;
+      return row ? { seq: row.seq, chainHash: row.chain_hash } : undefined;
+    };
     const local: LocalTransaction = {
       run: async (sql, params = []) => ({ changes: stmt(sql).run(...params).changes }),
       all: async (sql, params = []) => stmt(sql).all(...params) as Record<string, unknown>[],
@@ -249,14 +262,9 @@ export class SqliteStore implements Store {
       revokeGrant: async (tenant, id, revoke) =>
         stmt(GRANT_SQL.revoke).run(revoke.now, revoke.by, tenant, id).changes === 1,
       appendAudit: async (tenant, build) => {
-        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(
-          tenant,
-        ) as { seq: number; chain_hash: string } | undefined;
-        const event = build(head ? { seq: head.seq, chainHash: head.chain_hash } : undefined);
+        const event = build(this.#heads.get(tenant) ?? readHead(tenant));
         stmt(insertAudit).run(...auditRow(event));
-        stmt(
-          'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash',
-        ).run(tenant, event.seq, event.chainHash);
+        this.#heads.set(tenant, { seq: event.seq, chainHash: event.chainHash });
         return event;
       },
       listAudit: async (tenant, query) => {
@@ -269,12 +277,7 @@ export class SqliteStore implements Store {
             ).all(tenant, query.afterSeq ?? 0, query.limit);
         return rows.map((r) => auditFromRow(r as Record<string, unknown>));
       },
-      auditHead: async (tenant) => {
-        const head = stmt('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?').get(
-          tenant,
-        ) as { seq: number; chain_hash: string } | undefined;
-        return head ? ({ seq: head.seq, chainHash: head.chain_hash } satisfies ChainHead) : undefined;
-      },
+      auditHead: async (tenant) => this.#heads.get(tenant) ?? readHead(tenant),
       auditTenants: async () =>
         (
           stmt('SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant').all() as {
