@@ -222,6 +222,41 @@ export default {
     }
   });
 
+  it('--mcp serves MCP over streamable HTTP at /mcp for agent tokens only', async () => {
+    const db = join(dir, 'countersign.db');
+    const server = await serve(['--demo', '--mcp', '--db', db, '--port', '0']);
+    expect(server.stdout.join('')).toContain(`mcp ${server.url}/mcp`);
+    const credentials = JSON.parse(
+      readFileSync(join(dir, 'countersign-demo-credentials.json'), 'utf8'),
+    ) as DemoCredentials;
+    const initialize = (token?: string) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: {
+            protocolVersion: '2025-03-26',
+            capabilities: {},
+            clientInfo: { name: 'test', version: '1' },
+          },
+        }),
+      });
+    expect((await initialize()).status).toBe(401);
+    expect((await initialize(credentials.tenants['acme']!.operatorToken)).status).toBe(403);
+    const ok = await initialize(credentials.tenants['acme']!.agentToken);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('mcp-session-id')).toBeTruthy();
+    await ok.body?.cancel();
+    expect(await server.stop()).toBe(0);
+  });
+
   it('refuses bad usage with exit code 2', async () => {
     const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
     const errors: string[] = [];

@@ -1,3 +1,4 @@
+import { attachMcp, type McpHttpHandler } from '../../adapters/mcp/index.js';
 import { dirname, join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { demoOperations, demoWorld } from '../../../examples/index.js';
@@ -44,7 +45,7 @@ connections, lets in-flight requests finish, and closes the database cleanly.
                            one agent each, and a scripted agent proposing a realistic mix
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
                            (default: countersign-demo-credentials.json beside the database)
-  --mcp                    also serve the MCP endpoint (when this build has it)`,
+  --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)`,
   options: {
     db: { type: 'string' },
     store: { type: 'string' },
@@ -104,13 +105,23 @@ connections, lets in-flight requests finish, and closes the database cleanly.
       stringOption(args, 'demo-credentials') ?? join(dirname(db), 'countersign-demo-credentials.json'),
     );
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
-    if (args.values['mcp'] === true)
-      io.stderr('countersign serve: --mcp is not available in this build yet; serving without it\n');
-
+    let mcp: McpHttpHandler | undefined;
     const app = createCountersignApp({
       engine,
       directory,
       logger,
+      ...(args.values['mcp'] === true
+        ? {
+            mcp: (
+              host: Parameters<typeof attachMcp>[0],
+              ctx: { engine: typeof engine; directory: typeof directory },
+            ) => {
+              mcp = attachMcp(host, ctx.engine, {
+                authenticate: (token) => ctx.directory.authenticateBearer(token),
+              });
+            },
+          }
+        : {}),
       ...(auth.publicUrl ? { publicUrl: auth.publicUrl } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
@@ -122,14 +133,17 @@ connections, lets in-flight requests finish, and closes the database cleanly.
       await engine.close();
       throw error;
     }
+    // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set).
     const sweep = setInterval(() => {
       engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed'));
+      engine.recover().catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed'));
     }, EXPIRY_SWEEP_MS);
     sweep.unref();
     if (world) await runDemoAgent({ engine, world, tenants: Object.keys(DEMO_TENANTS), logger });
 
     logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
     io.stdout(`ready ${server.url}\n`);
+    if (mcp) io.stdout(`mcp ${server.url}/mcp (agent bearer tokens)\n`);
     if (seeded?.kind === 'seeded') {
       const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
       if (login)
@@ -148,6 +162,7 @@ connections, lets in-flight requests finish, and closes the database cleanly.
     });
     clearInterval(sweep);
     logger.info({}, 'shutting down');
+    await mcp?.close();
     await server.close();
     io.stdout('stopped\n');
     return 0;

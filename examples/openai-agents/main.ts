@@ -1,0 +1,86 @@
+/**
+ * countersign with the OpenAI Agents SDK: the agent proposes, a human approves, the application
+ * executes, and the next turn learns the outcome — no needsApproval, no RunState to keep.
+ *
+ *   npx tsx examples/openai-agents/main.ts            # scripted model, no network
+ *   OPENAI_API_KEY=… npx tsx examples/openai-agents/main.ts   # a real model (OPENAI_MODEL, default gpt-4.1-mini)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Agent, Runner, setTracingDisabled, user } from '@openai/agents';
+import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/openai-agents/index.js';
+import { createEngine, newId } from '../../src/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { demoOperations, demoWorld } from '../index.js';
+import { type ScriptView, ScriptedModel, ScriptedModelProvider } from './scripted-model.js';
+
+const realModel = Boolean(process.env['OPENAI_API_KEY']);
+if (!realModel) setTracingDisabled(true);
+
+// The application: its own records, the operations, and an engine on a SQLite file.
+const dir = mkdtempSync(join(tmpdir(), 'countersign-openai-agents-'));
+const world = demoWorld();
+const engine = await createEngine({
+  store: new SqliteStore({ path: join(dir, 'example.db') }),
+  operations: demoOperations(world),
+});
+
+// A scripted model: asks to pay the invoice the user names, then answers from the handback.
+function script(view: ScriptView) {
+  const invoice = /\binv-\d+\b/.exec(view.input)?.[0];
+  if (invoice && view.toolResults.length === 0)
+    return { toolCall: { name: 'propose_invoice_pay', arguments: { invoice_id: invoice } } };
+  const line = view.system.split('\n').find((l) => l.startsWith('- invoice.pay'));
+  return { text: line ? `Here is what happened: ${line.slice(2)}` : 'I have nothing to report yet.' };
+}
+const runner = realModel
+  ? new Runner()
+  : new Runner({
+      modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
+      tracingDisabled: true,
+    });
+
+// Built once: the tools read tenant, run id and agent from the run context the application passes.
+const agent = new Agent<{ runId: string }>({
+  name: 'Payables assistant',
+  instructions:
+    'You help the payables team of Acme. To pay an invoice, propose it with the tool; a human approves it and the application executes it. Never claim a payment happened unless the application reported it.',
+  model: realModel ? (process.env['OPENAI_MODEL'] ?? 'gpt-4.1-mini') : 'scripted',
+  tools: proposalTools(engine, (context: { runId: string }) => ({
+    tenant: 'acme',
+    resource: 'section:payables',
+    runId: context.runId,
+    agent: 'agent:acme-assistant',
+  })),
+  toolUseBehavior: stopAtProposal,
+});
+
+// Turn 1: the agent proposes. The run ends normally; the proposal is the only state to keep.
+const runId = newId('run');
+const first = await runner.run(agent, 'Please pay invoice inv-104.', { context: { runId } });
+console.log(`turn 1 (${runId}): ${first.finalOutput}`);
+
+// A human approves exactly what the console showed (the digest of the stored proposal).
+const [pending] = (await engine.list('acme', { runId, status: 'pending' })).items;
+if (!pending) throw new Error('the agent did not propose anything');
+const decision = await engine.approveAndExecute({
+  tenant: 'acme',
+  proposalId: pending.id,
+  approver: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
+  seenDigest: pending.digest,
+});
+console.log(
+  `operator: approved ${pending.id} (${pending.short}) → ${decision.kind === 'completed' ? decision.outcome.kind : decision.kind}`,
+);
+
+// Turn 2: a new run; the application hands back what happened.
+const context = await handbackMessages(engine, { tenant: 'acme', runId });
+const second = await runner.run(agent, [...context, user('Did the payment go through?')], {
+  context: { runId: newId('run') },
+});
+console.log(`turn 2: ${second.finalOutput}`);
+console.log(`payments made by the provider: ${world.provider.calls}`);
+
+await engine.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,14 @@
+/**
+ * `countersign/ai-sdk`: operations as Vercel AI SDK tools whose `execute` proposes, and the
+ * handback for the next turn as messages. Peer dependency: `ai` (majors 5 and 6).
+ *
+ * @packageDocumentation
+ */
+export type { AgentBinding, BindingSource } from '../shared/agent-binding.js';
+export type { HandbackContext, HandbackRequest } from '../shared/handback-context.js';
+export { handbackContext } from '../shared/handback-context.js';
+export type { OperationToolOptions } from '../shared/operation-tools.js';
+export { toolNameOf } from '../shared/tool-name.js';
+export { handbackMessages } from './handback-messages.js';
+export { type ProposalTool, proposalTools } from './proposal-tools.js';
+export { stopAtProposal } from './stop-at-proposal.js';

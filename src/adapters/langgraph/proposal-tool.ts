@@ -1,0 +1,99 @@
+import type { CallbackManagerForToolRun } from '@langchain/core/callbacks/manager';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import { ToolMessage } from '@langchain/core/messages';
+import { StructuredTool, type ToolReturnType, type ToolRunnableConfig } from '@langchain/core/tools';
+import type { OperationTool } from '../shared/operation-tools.js';
+import type { JsonObjectSchema } from '../shared/request-json-schema.js';
+import type { ToolReply } from '../shared/tool-reply.js';
+
+/** The artifact a proposing tool attaches to its `ToolMessage`, for routing and for the application's UI. */
+export type ProposalArtifact =
+  | {
+      readonly countersign: 'proposed';
+      readonly proposalId: string;
+      readonly short: string;
+      readonly operation: string;
+    }
+  | { readonly countersign: 'invalid_request'; readonly reason: string; readonly operation: string };
+
+interface ToolCallLike {
+  readonly type?: string;
+  readonly id?: string;
+  readonly name: string;
+  readonly args: unknown;
+}
+
+function isToolCall(input: unknown): input is ToolCallLike {
+  return (
+    typeof input === 'object' &&
+    input !== null &&
+    (input as { type?: unknown }).type === 'tool_call' &&
+    'args' in input
+  );
+}
+
+/**
+ * One operation as a LangChain structured tool. Its `schema` is the operation's request as JSON
+ * Schema (what `bindTools` shows the model); calling it proposes and returns a `ToolMessage`
+ * whose content is the safe reply and whose `artifact` says what happened. A request the
+ * operation refuses is answered with the operation's own `modelMessage` (status `error`) before
+ * LangChain's generic schema check can replace it with a less useful one.
+ */
+export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unknown, ToolMessage | string> {
+  name: string;
+  description: string;
+  schema: JsonObjectSchema;
+  readonly operation: string;
+  readonly #tool: OperationTool<RunnableConfig>;
+
+  constructor(tool: OperationTool<RunnableConfig>) {
+    super();
+    this.#tool = tool;
+    this.name = tool.name;
+    this.description = tool.description;
+    this.schema = tool.parameters;
+    this.operation = tool.operation;
+  }
+
+  override async invoke<TInput, TConfig extends ToolRunnableConfig | undefined>(
+    input: TInput,
+    config?: TConfig,
+  ): Promise<ToolReturnType<TInput, TConfig, ToolMessage | string>> {
+    const args = isToolCall(input) ? input.args : input;
+    if (this.#tool.accepts(args)) return super.invoke(input, config);
+    // Refused before LangChain's own JSON Schema check, which would answer with a generic message.
+    const reply = await this.#tool.propose(args, config ?? {});
+    const id = isToolCall(input) ? input.id : config?.toolCall?.id;
+    const out: ToolMessage | string = id === undefined ? reply.text : this.#message(reply, id);
+    return out as ToolReturnType<TInput, TConfig, ToolMessage | string>;
+  }
+
+  protected async _call(
+    arg: unknown,
+    _runManager?: CallbackManagerForToolRun,
+    config?: ToolRunnableConfig,
+  ): Promise<ToolMessage | string> {
+    const reply = await this.#tool.propose(arg, config ?? {});
+    const id = config?.toolCall?.id;
+    return id === undefined ? reply.text : this.#message(reply, id);
+  }
+
+  #message(reply: ToolReply, toolCallId: string): ToolMessage {
+    const artifact: ProposalArtifact =
+      reply.kind === 'proposed'
+        ? {
+            countersign: 'proposed',
+            proposalId: reply.proposal.id,
+            short: reply.proposal.short,
+            operation: this.operation,
+          }
+        : { countersign: 'invalid_request', reason: reply.reason, operation: this.operation };
+    return new ToolMessage({
+      content: reply.text,
+      tool_call_id: toolCallId,
+      name: this.name,
+      status: reply.kind === 'proposed' ? 'success' : 'error',
+      artifact,
+    });
+  }
+}

@@ -1,0 +1,150 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Engine } from '../../engine/create-engine.js';
+import { operationTools } from '../shared/operation-tools.js';
+import { summaryOf } from '../shared/tool-reply.js';
+import type { McpSession } from './mcp-session.js';
+
+/** The MCP server's name and version as clients see them. */
+export const MCP_SERVER_INFO = Object.freeze({ name: 'countersign', version: '0.1.0' });
+
+const GET_PROPOSAL: Tool = {
+  name: 'get_proposal',
+  description:
+    "Reads one of your proposals: its status, its outcome once executed, and the application's handback text " +
+    '(what happened and what to do next). Use it instead of proposing again.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      proposal_id: { type: 'string', description: 'The id a propose_* tool returned, e.g. prp_…' },
+    },
+    required: ['proposal_id'],
+    additionalProperties: false,
+  },
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+};
+
+function text(value: string, isError = false): CallToolResult {
+  return { content: [{ type: 'text', text: value }], ...(isError ? { isError: true } : {}) };
+}
+
+/**
+ * An MCP server for one session: a `propose_<kind>` tool per operation (dots in kinds become
+ * underscores) whose input schema is the operation's request as JSON Schema, plus `get_proposal`.
+ * Proposing tools never execute; a refused request returns the operation's `modelMessage` as a
+ * tool error the model can act on. The session's tenant, agent, run id and resource come from the
+ * host that authenticated it, never from tool arguments.
+ *
+ * It is built on the SDK's low-level `Server` rather than `McpServer`, whose `registerTool` takes
+ * zod shapes and refuses bad input with its own message before the handler runs: countersign
+ * wants the operation's JSON Schema shown and its own strict parse (and message) to decide.
+ *
+ * @example
+ * const server = createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme-assistant', runId: newId('run'), resource: 'mcp' });
+ * await server.connect(new StdioServerTransport());
+ */
+export function createMcpServer(engine: Engine, session: McpSession): Server {
+  const tools = operationTools(
+    engine,
+    {
+      tenant: session.tenant,
+      agent: session.agent,
+      runId: session.runId,
+      resource: session.resource,
+      ...(session.section !== undefined ? { section: session.section } : {}),
+    },
+    session.operations !== undefined ? { operations: session.operations } : {},
+  );
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const server = new Server(
+    { ...MCP_SERVER_INFO },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        `You propose operations for tenant ${session.tenant}; a human approves each exact proposal and the application ` +
+        `executes it. Proposing never executes. Your run id is ${session.runId}. Check a proposal with get_proposal.`,
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: [
+      ...tools.map(
+        (t): Tool => ({
+          name: t.name,
+          description: t.description,
+          inputSchema: t.parameters,
+          annotations: {
+            readOnlyHint: false,
+            destructiveHint: false,
+            idempotentHint: false,
+            openWorldHint: false,
+          },
+        }),
+      ),
+      GET_PROPOSAL,
+    ],
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const { name, arguments: args } = request.params;
+    if (name === GET_PROPOSAL.name) return getProposal(engine, session, args);
+    const tool = byName.get(name);
+    if (!tool)
+      return text(
+        `Unknown tool ${name}. Available: ${[...byName.keys(), GET_PROPOSAL.name].join(', ')}.`,
+        true,
+      );
+    const reply = await tool.propose(args ?? {}, undefined);
+    if (reply.kind === 'invalid_request') return text(reply.text, true);
+    const p = reply.proposal;
+    return {
+      content: [{ type: 'text', text: reply.text }],
+      structuredContent: {
+        proposal_id: p.id,
+        short_hash: p.short,
+        status: p.status,
+        summary: summaryOf(p),
+        run_id: p.runId,
+      },
+    };
+  });
+  return server;
+}
+
+async function getProposal(
+  engine: Engine,
+  session: McpSession,
+  args: Record<string, unknown> | undefined,
+): Promise<CallToolResult> {
+  const id = args?.['proposal_id'];
+  const extra = Object.keys(args ?? {}).filter((k) => k !== 'proposal_id');
+  if (typeof id !== 'string' || id === '' || extra.length > 0) {
+    const issues = [
+      ...(typeof id !== 'string' || id === '' ? ['$.proposal_id: a proposal id string is required'] : []),
+      ...extra.map((k) => `$.${k}: unknown field`),
+    ];
+    return text(
+      `The request was not accepted: ${issues.join('; ')}. Correct these fields and try again.`,
+      true,
+    );
+  }
+  // Another tenant's proposal reads exactly like a missing one.
+  const proposal = await engine.get(session.tenant, id);
+  if (!proposal) return text(`No proposal ${id}.`, true);
+  const items = await engine.handback({ tenant: session.tenant, runId: proposal.runId, limit: 100 });
+  const handback = items.find((i) => i.proposalId === proposal.id)?.text ?? null;
+  const view = {
+    proposal_id: proposal.id,
+    operation: proposal.operation,
+    status: proposal.status,
+    short_hash: proposal.short,
+    summary: summaryOf(proposal),
+    run_id: proposal.runId,
+    outcome: proposal.outcome,
+    handback,
+  };
+  return { content: [{ type: 'text', text: JSON.stringify(view) }], structuredContent: view };
+}

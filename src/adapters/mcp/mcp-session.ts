@@ -1,0 +1,13 @@
+/** Who an MCP session proposes as: an agent of one tenant, fixed when the session opens. */
+export interface McpSession {
+  readonly tenant: string;
+  /** The agent principal, e.g. `agent:acme-assistant`. */
+  readonly agent: string;
+  /** The run id every proposal of this session carries (one per session unless the host sets one). */
+  readonly runId: string;
+  /** The resource scope of the session's proposals (default `mcp`). */
+  readonly resource: string;
+  readonly section?: string | null;
+  /** Only these operation kinds become tools (default: all that can be proposed). */
+  readonly operations?: readonly string[];
+}

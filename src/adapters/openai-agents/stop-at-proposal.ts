@@ -1,0 +1,31 @@
+import type { ToolToFinalOutputFunction } from '@openai/agents';
+import { isProposalTool } from './proposal-tools.js';
+
+const PROPOSED =
+  /^Proposal (prp_[0-9a-z]+) \(short hash ([0-9a-f]{12})\) created: (.*?)\. Status: waiting for approval/;
+
+/**
+ * A `toolUseBehavior` that ends the run as soon as a proposing tool created a proposal: the final
+ * output lists what now waits for a human (summary, proposal id, short hash), and no further model
+ * call is spent paraphrasing it. When every proposing call was refused (`invalid_request`), the
+ * run goes on so the model can correct its request within the same run.
+ *
+ * @example
+ * new Agent({ name, instructions, tools: proposalTools(engine, binding), toolUseBehavior: stopAtProposal });
+ */
+export const stopAtProposal: ToolToFinalOutputFunction = (_context, toolResults) => {
+  const lines: string[] = [];
+  for (const result of toolResults) {
+    if (
+      result.type !== 'function_output' ||
+      !isProposalTool(result.tool) ||
+      typeof result.output !== 'string'
+    )
+      continue;
+    const match = PROPOSED.exec(result.output);
+    if (match)
+      lines.push(`Waiting for approval: ${match[3]} (proposal ${match[1]}, short hash ${match[2]}).`);
+  }
+  if (lines.length === 0) return { isFinalOutput: false, isInterrupted: undefined };
+  return { isFinalOutput: true, isInterrupted: undefined, finalOutput: lines.join('\n') };
+};

@@ -1,0 +1,104 @@
+import { dirname, join, resolve } from 'node:path';
+import { pino } from 'pino';
+import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { serveMcpStdio } from '../../adapters/mcp/serve-mcp-stdio.js';
+import { createEngine } from '../../engine/create-engine.js';
+import { newId } from '../../engine/ids.js';
+import type { AnyOperation } from '../../operation/define-operation.js';
+import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
+import { loadServeConfig } from '../../server/serve-config.js';
+import { isPostgresTarget, openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
+import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
+
+/** `countersign mcp`: the MCP server over stdio, as one agent of one tenant. */
+export const mcpCommand: Command = {
+  path: ['mcp'],
+  summary:
+    'serve the MCP server over stdio: propose_<kind> tools and get_proposal, as one agent of one tenant',
+  help: `Usage: countersign mcp --tenant T --agent-token TOKEN [--db FILE | --store URL]
+                       [--config FILE | --demo] [--resource R] [--run-id ID]
+
+Speaks MCP over stdin/stdout for one session (Claude Desktop, an IDE, your own client): one
+propose_<kind> tool per operation (dots become underscores; the input schema is the operation's
+request schema) and get_proposal (status, outcome, handback). Proposing never executes: operators
+approve in the console (countersign serve on the same database). Logs go to stderr.
+
+  --tenant T           the tenant the session works for; the token must belong to it
+  --agent-token TOKEN  an agent token of that tenant (or set COUNTERSIGN_AGENT_TOKEN)
+  --db FILE            the SQLite file (default ./countersign.db)
+  --store URL          a postgres:// URL instead of --db
+  --config FILE        an ES module exporting { operations, store?, authentication? } (as for serve)
+  --demo               the example operations, as countersign serve --demo registers them
+  --resource R         the resource scope of the session's proposals (default: mcp)
+  --run-id ID          the run id of the session's proposals (default: a new one)`,
+  options: {
+    db: { type: 'string' },
+    store: { type: 'string' },
+    config: { type: 'string' },
+    demo: { type: 'boolean' },
+    tenant: { type: 'string' },
+    'agent-token': { type: 'string' },
+    resource: { type: 'string' },
+    'run-id': { type: 'string' },
+  },
+  async run(args, io) {
+    const tenant = requiredOption(args, 'tenant');
+    const token = stringOption(args, 'agent-token') ?? process.env['COUNTERSIGN_AGENT_TOKEN'];
+    if (!token) throw new UsageProblem('--agent-token TOKEN (or COUNTERSIGN_AGENT_TOKEN) is required');
+    const demo = args.values['demo'] === true;
+    const dbOption = stringOption(args, 'db');
+    const storeUrl = stringOption(args, 'store');
+    const configFile = stringOption(args, 'config');
+    if (demo && configFile) throw new UsageProblem('pass --config FILE or --demo, not both');
+    if (!demo && !configFile)
+      throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
+    if (dbOption && storeUrl) throw new UsageProblem('pass --db FILE or --store URL, not both');
+    if (storeUrl && !isPostgresTarget(storeUrl))
+      throw new UsageProblem('--store expects a postgres:// URL; use --db for a SQLite file');
+    const runId = stringOption(args, 'run-id') ?? newId('run');
+    const resource = stringOption(args, 'resource') ?? 'mcp';
+
+    const logger = pino(
+      { level: 'info', base: { service: 'countersign-mcp' } },
+      { write: (line: string) => io.stderr(line) },
+    );
+    const config = configFile ? await loadServeConfig(configFile) : undefined;
+    const db = resolve(dbOption ?? 'countersign.db');
+    const store: Store = config?.store ?? (await openStore(storeUrl ?? db));
+    const operations: readonly AnyOperation[] = demo
+      ? demoOperations(demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') }))
+      : (config?.operations ?? []);
+    const engine = await createEngine({
+      store,
+      operations,
+      logger,
+      ...(config?.authentication?.approverRoles
+        ? { approverRoles: config.authentication.approverRoles }
+        : {}),
+    });
+    try {
+      const directory = new PrincipalDirectory(store);
+      await directory.migrate();
+      await config?.authentication?.setup?.(directory);
+      const actor = await directory.authenticateBearer(token);
+      if (actor?.kind !== 'agent') {
+        io.stderr('countersign mcp: the agent token is not valid\n');
+        return 2;
+      }
+      if (actor.tenant !== tenant) {
+        io.stderr(`countersign mcp: the agent token does not belong to tenant ${tenant}\n`);
+        return 2;
+      }
+      logger.info({ tenant, agent: actor.id, runId, resource }, 'mcp session over stdio');
+      await serveMcpStdio(
+        engine,
+        { tenant, agent: actor.id, runId, resource },
+        io.signal ? { signal: io.signal } : {},
+      );
+      return 0;
+    } finally {
+      await engine.close();
+    }
+  },
+};

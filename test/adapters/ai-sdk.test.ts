@@ -1,0 +1,94 @@
+import { generateText, stepCountIs } from 'ai';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { scriptedLanguageModel } from '../../examples/ai-sdk/scripted-language-model.js';
+import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/ai-sdk/index.js';
+import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
+import { plannedScript, type TurnPlan } from './support/planned-script.js';
+
+let h: AdapterHarness;
+beforeEach(async () => {
+  h = await adapterHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+async function turn(runId: string, prompt: string, plan: TurnPlan) {
+  const { script, views } = plannedScript({ [prompt]: plan });
+  const result = await generateText({
+    model: scriptedLanguageModel(script),
+    tools: proposalTools(h.engine, h.binding(runId)),
+    stopWhen: [stepCountIs(5), stopAtProposal],
+    prompt,
+  });
+  return { result, views };
+}
+
+const pay = (invoice_id: string, extra: Record<string, unknown> = {}) => ({
+  name: 'propose_invoice_pay',
+  arguments: { invoice_id, ...extra },
+});
+const credit = (amount_minor: number) => ({
+  name: 'propose_credit_issue',
+  arguments: { customer_id: 'cus-81', amount_minor, currency: 'USD' },
+});
+
+describe('countersign/ai-sdk (ai 6)', () => {
+  it('proposes from execute, stops at the proposal; an operator approves; the executor runs once; the next turn learns the outcome', async () => {
+    const { result } = await turn('run-1', 'Pay invoice inv-104', { calls: [pay('inv-104')] });
+    expect(result.steps).toHaveLength(1);
+    const [proposal] = await h.proposals();
+    expect(result.toolResults[0]?.output).toContain(
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD.`,
+    );
+    expect(h.executions()).toBe(0);
+
+    expect((await h.approve(proposal!.id, proposal!.digest)).kind).toBe('completed');
+    expect(h.executions()).toBe(1);
+
+    const { script, views } = plannedScript({ 'Did it go through?': { calls: [], answer: 'Paid.' } });
+    const next = await generateText({
+      model: scriptedLanguageModel(script),
+      tools: proposalTools(h.engine, h.binding('run-2')),
+      allowSystemInMessages: true,
+      messages: [
+        ...(await handbackMessages(h.engine, { tenant: 'acme', runId: 'run-1' })),
+        { role: 'user', content: 'Did it go through?' },
+      ],
+    });
+    expect(next.text).toBe('Paid.');
+    expect(views[0]?.system).toContain(
+      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
+    );
+  });
+
+  it('returns invalid_request naming an extra key; the model corrects itself in the next step; nothing executes', async () => {
+    const { result, views } = await turn('run-1', 'Pay invoice inv-104', {
+      calls: [pay('inv-104', { amount_minor: 1 }), pay('inv-104')],
+    });
+    expect(views[1]?.toolResults[0]).toBe(
+      'The request was not accepted: $.amount_minor: unknown field. Correct these fields and try again.',
+    );
+    expect(result.steps).toHaveLength(2);
+    expect(await h.proposals()).toHaveLength(1);
+    expect(h.executions()).toBe(0);
+  });
+
+  it('refuses an old approval for a changed amount (stale_view) and a tampered record (corrupt_approval_record)', async () => {
+    await turn('run-1', 'Credit 40.00', { calls: [credit(4_000)] });
+    const [first] = await h.proposals();
+    expect((await h.approve(first!.id, first!.digest)).kind).toBe('completed');
+    await turn('run-2', 'Make it 400.00', { calls: [credit(40_000)] });
+    const changed = (await h.proposals()).find((p) => p.id !== first!.id)!;
+    expect(await h.approve(changed.id, first!.digest)).toMatchObject({
+      kind: 'not_approvable',
+      reason: 'stale_view',
+    });
+    h.tamper(changed.id, '{"amount_minor":4000,"currency":"USD","customer_id":"cus-81"}');
+    expect(await h.approve(changed.id, changed.digest)).toMatchObject({
+      kind: 'not_approvable',
+      reason: 'corrupt_approval_record',
+    });
+    expect(h.credits).toHaveLength(1);
+  });
+});

@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Runs an example the way the README says (`npx tsx examples/…/main.ts`), never with a real model. */
+function runExample(path: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const env = { ...process.env };
+  delete env['OPENAI_API_KEY'];
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path],
+      { cwd: ROOT, env, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
+      },
+    );
+  });
+}
+
+describe('the adapter examples run with their scripted model', () => {
+  for (const example of ['openai-agents', 'langgraph', 'ai-sdk']) {
+    it(`examples/${example}/main.ts proposes, is approved, executes once and hands back`, async () => {
+      const { code, stdout, stderr } = await runExample(`examples/${example}/main.ts`);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      const id = /proposal (prp_[0-9a-z]+)|Proposal (prp_[0-9a-z]+)/.exec(stdout);
+      const proposalId = id?.[1] ?? id?.[2];
+      expect(proposalId).toBeDefined();
+      expect(stdout).toContain(`operator: approved ${proposalId}`);
+      expect(stdout).toContain(`turn 2: Here is what happened: invoice.pay ${proposalId}`);
+      expect(stdout).toContain('succeeded. The invoice was paid (payment pay_1).');
+      expect(stdout).toContain('payments made by the provider: 1');
+    });
+  }
+
+  it('examples/mcp/main.ts proposes through countersign mcp and reads the outcome with get_proposal', async () => {
+    const { code, stdout } = await runExample('examples/mcp/main.ts');
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'tools: propose_invoice_pay, propose_order_refund_missing_discount, propose_email_broadcast_apply_draft, get_proposal',
+    );
+    expect(stdout).toMatch(/operator: approved prp_[0-9a-z]+ \([0-9a-f]{12}\) → succeeded/);
+    expect(stdout).toContain('get_proposal: succeeded. The invoice was paid (payment pay_1).');
+  });
+});

@@ -1,0 +1,176 @@
+import { Agent, Runner, user } from '@openai/agents';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ScriptedModel, ScriptedModelProvider } from '../../examples/openai-agents/scripted-model.js';
+import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/openai-agents/index.js';
+import { ConfigurationError } from '../../src/index.js';
+import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
+import { plannedScript, type TurnPlan } from './support/planned-script.js';
+
+let h: AdapterHarness;
+beforeEach(async () => {
+  h = await adapterHarness();
+});
+afterEach(async () => {
+  await h.close();
+});
+
+function agentFor(runId: string, turns: Readonly<Record<string, TurnPlan>>) {
+  const { script, views } = plannedScript(turns);
+  const model = new ScriptedModel(script);
+  const runner = new Runner({ modelProvider: new ScriptedModelProvider(model), tracingDisabled: true });
+  const agent = new Agent({
+    name: 'Payables assistant',
+    instructions: 'Help with supplier invoices. Propose payments; a human approves them.',
+    tools: proposalTools(h.engine, h.binding(runId)),
+    toolUseBehavior: stopAtProposal,
+  });
+  return { agent, runner, views, model };
+}
+
+const pay = (invoice_id: string, extra: Record<string, unknown> = {}) => ({
+  name: 'propose_invoice_pay',
+  arguments: { invoice_id, ...extra },
+});
+const credit = (amount_minor: number) => ({
+  name: 'propose_credit_issue',
+  arguments: { customer_id: 'cus-81', amount_minor, currency: 'USD' },
+});
+
+describe('countersign/openai-agents', () => {
+  it('proposes and ends the run normally; an operator approves; the executor runs once; the next turn learns the outcome', async () => {
+    const turn1 = agentFor('run-1', { 'Pay invoice inv-104': { calls: [pay('inv-104')] } });
+    const result = await turn1.runner.run(turn1.agent, 'Pay invoice inv-104');
+    expect(result.interruptions).toEqual([]);
+    expect(turn1.model.calls).toBe(1);
+    const [proposal] = await h.proposals();
+    expect(proposal?.status).toBe('pending');
+    expect(proposal?.runId).toBe('run-1');
+    expect(proposal?.requestedBy).toBe('agent:acme-assistant');
+    expect(proposal?.resource).toBe('section:payables');
+    expect(result.finalOutput).toBe(
+      `Waiting for approval: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}).`,
+    );
+    const toolOutput = result.newItems.find((i) => i.type === 'tool_call_output_item');
+    expect(toolOutput?.type === 'tool_call_output_item' ? toolOutput.output : '').toContain(
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created`,
+    );
+    expect(h.executions()).toBe(0);
+
+    const approved = await h.approve(proposal!.id, proposal!.digest);
+    expect(approved).toMatchObject({
+      kind: 'completed',
+      outcome: { kind: 'succeeded', result: { payment_id: 'pay_1' } },
+    });
+    expect(h.executions()).toBe(1);
+
+    const turn2 = agentFor('run-2', { 'Did the payment go through?': { calls: [], answer: 'Yes.' } });
+    const context = await handbackMessages(h.engine, { tenant: 'acme', runId: 'run-1' });
+    const second = await turn2.runner.run(turn2.agent, [...context, user('Did the payment go through?')]);
+    expect(second.finalOutput).toBe('Yes.');
+    expect(turn2.views[0]?.system).toContain(
+      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
+    );
+
+    const replay = await h.approve(proposal!.id, proposal!.digest);
+    expect(replay.kind).toBe('already_completed');
+    expect(h.executions()).toBe(1);
+  });
+
+  it('answers an extra key with invalid_request naming the field, stores nothing, and lets the model correct itself in the same run', async () => {
+    const turn = agentFor('run-1', {
+      'Pay invoice inv-104': { calls: [pay('inv-104', { amount_minor: 2_404_900 }), pay('inv-104')] },
+    });
+    const result = await turn.runner.run(turn.agent, 'Pay invoice inv-104');
+    expect(turn.views[1]?.toolResults[0]).toBe(
+      'The request was not accepted: $.amount_minor: unknown field. Correct these fields and try again.',
+    );
+    const proposals = await h.proposals();
+    expect(proposals).toHaveLength(1);
+    expect(proposals[0]?.arguments).toMatchObject({ amount_minor: 24_049 });
+    expect(result.finalOutput).toContain(proposals[0]!.id);
+    expect(h.executions()).toBe(0);
+  });
+
+  it('never lets a changed amount ride on an earlier approval: a new proposal is stale_view for the old digest', async () => {
+    const turn1 = agentFor('run-1', { 'Credit 40.00': { calls: [credit(4_000)] } });
+    await turn1.runner.run(turn1.agent, 'Credit 40.00');
+    const [first] = await h.proposals();
+    expect((await h.approve(first!.id, first!.digest)).kind).toBe('completed');
+    expect(h.credits).toEqual([{ customer_id: 'cus-81', amount_minor: 4_000, currency: 'USD' }]);
+
+    const turn2 = agentFor('run-2', { 'Make it 400.00': { calls: [credit(40_000)] } });
+    await turn2.runner.run(turn2.agent, 'Make it 400.00');
+    const changed = (await h.proposals()).find((p) => p.id !== first!.id)!;
+    expect(changed.status).toBe('pending');
+    expect(changed.digest).not.toBe(first!.digest);
+    const refused = await h.approve(changed.id, first!.digest);
+    expect(refused).toMatchObject({ kind: 'not_approvable', reason: 'stale_view' });
+    expect(h.credits).toHaveLength(1);
+  });
+
+  it('refuses a stored argument changed behind the engine as corrupt_approval_record, executing nothing', async () => {
+    const turn = agentFor('run-1', { 'Credit 40.00': { calls: [credit(4_000)] } });
+    await turn.runner.run(turn.agent, 'Credit 40.00');
+    const [proposal] = await h.proposals();
+    h.tamper(proposal!.id, '{"amount_minor":400000,"currency":"USD","customer_id":"cus-81"}');
+    expect(await h.approve(proposal!.id, proposal!.digest)).toMatchObject({
+      kind: 'not_approvable',
+      reason: 'corrupt_approval_record',
+    });
+    expect(h.executions()).toBe(0);
+  });
+
+  it('reads the binding from the run context when built once at startup, and fails closed without a run id', async () => {
+    const { script } = plannedScript({
+      'Pay invoice inv-104': { calls: [pay('inv-104')] },
+      'Pay invoice inv-105': { calls: [pay('inv-105')] },
+    });
+    const runner = new Runner({
+      modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
+      tracingDisabled: true,
+    });
+    const agent = new Agent<{ runId: string }>({
+      name: 'Payables assistant',
+      instructions: 'Help with supplier invoices.',
+      tools: proposalTools(h.engine, (context: { runId: string }) => h.binding(context.runId)),
+      toolUseBehavior: stopAtProposal,
+    });
+    await runner.run(agent, 'Pay invoice inv-104', { context: { runId: 'run-a' } });
+    await runner.run(agent, 'Pay invoice inv-105', { context: { runId: 'run-b' } });
+    const made = (await h.proposals()).map((p) => [
+      p.runId,
+      (p.request as { invoice_id: string }).invoice_id,
+    ]);
+    expect(made.sort()).toEqual([
+      ['run-a', 'inv-104'],
+      ['run-b', 'inv-105'],
+    ]);
+    const failed = await runner.run(agent, 'Pay invoice inv-104', { context: { runId: '' } });
+    expect(
+      failed.newItems.some(
+        (i) =>
+          i.type === 'tool_call_output_item' && String(i.output).includes('runId must be a non-empty string'),
+      ),
+    ).toBe(true);
+    expect(await h.proposals()).toHaveLength(2);
+  });
+
+  it('builds tools only from facts the application gives, and fails closed without a run id', () => {
+    expect(() => proposalTools(h.engine, { ...h.binding('run-1'), runId: '' })).toThrow(ConfigurationError);
+    const tools = proposalTools(h.engine, h.binding('run-1'));
+    expect(tools.map((t) => t.name)).toEqual([
+      'propose_invoice_pay',
+      'propose_order_refund_missing_discount',
+      'propose_email_broadcast_apply_draft',
+      'propose_credit_issue',
+    ]);
+    const pay = tools[0]!;
+    expect(pay.strict).toBe(false);
+    expect(pay.parameters).toMatchObject({
+      type: 'object',
+      required: ['invoice_id'],
+      additionalProperties: false,
+    });
+    expect(JSON.stringify(pay.parameters)).not.toContain('tenant');
+  });
+});
