@@ -301,11 +301,11 @@ async function findProposal(
   proposalId: string,
   tenant: string | undefined,
 ): Promise<ProposalRecord | undefined> {
-  if (tenant !== undefined) return store.transaction((tx) => tx.getProposal(tenant, proposalId));
+  if (tenant !== undefined) return store.read((tx) => tx.getProposal(tenant, proposalId));
   // An operator holding the database looks across tenants: every proposal has a `proposed` event.
-  const tenants = await store.transaction((tx) => tx.auditTenants());
+  const tenants = await store.read((tx) => tx.auditTenants());
   for (const t of tenants) {
-    const record = await store.transaction((tx) => tx.getProposal(t, proposalId));
+    const record = await store.read((tx) => tx.getProposal(t, proposalId));
     if (record) return record;
   }
   return undefined;

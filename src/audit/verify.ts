@@ -92,11 +92,11 @@ export async function verifyAudit(
     readonly checkpoint?: ChainHead & { readonly tenant: string };
   } = {},
 ): Promise<AuditVerification> {
-  const tenants = options.tenant ? [options.tenant] : await store.transaction((tx) => tx.auditTenants());
+  const tenants = options.tenant ? [options.tenant] : await store.read((tx) => tx.auditTenants());
   let events = 0;
   for (const tenant of tenants) {
     const all: AuditEvent[] = [];
-    await store.transaction(async (tx) => {
+    await store.read(async (tx) => {
       let afterSeq = 0;
       for (;;) {
         const page = await tx.listAudit(tenant, { afterSeq, limit: 5_000 });
@@ -107,7 +107,7 @@ export async function verifyAudit(
     });
     const result = verifyEvents(tenant, all, options.sealKey ? { sealKey: options.sealKey } : {});
     if (result.kind === 'broken') return result;
-    const head = await store.transaction((tx) => tx.auditHead(tenant));
+    const head = await store.read((tx) => tx.auditHead(tenant));
     const last = all[all.length - 1];
     if (head && (head.seq !== (last?.seq ?? 0) || head.chainHash !== (last?.chainHash ?? GENESIS))) {
       return {

@@ -30,7 +30,7 @@ export type EditResult =
 export async function edit(ctx: EngineContext, input: EditInput): Promise<EditResult> {
   const record =
     input.editor.tenant === input.tenant
-      ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId))
+      ? await ctx.store.read((tx) => tx.getProposal(input.tenant, input.proposalId))
       : undefined;
   if (!record) return { kind: 'not_editable', reason: 'not_found', message: 'no such proposal' };
   const operation = ctx.operations.get(record.operation);

@@ -292,7 +292,7 @@ async function executeExternal(
   contract: ExecutionContract,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
 ): Promise<Outcome> {
-  const record = await ctx.store.transaction((tx) => tx.getProposal(contract.tenant, contract.proposalId));
+  const record = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
   const ready = readiness(record, contract, operation);
   if (ready.kind === 'stored') return ready.outcome;
   if (ready.kind === 'corrupt') return finish(ctx, record!, contract, ready.outcome);
@@ -547,6 +547,6 @@ function storedOutcome(record: ProposalRecord): Outcome {
 }
 
 async function storedOutcomeOf(ctx: EngineContext, record: ProposalRecord): Promise<Outcome> {
-  const current = await ctx.store.transaction((tx) => tx.getProposal(record.tenant, record.id));
+  const current = await ctx.store.read((tx) => tx.getProposal(record.tenant, record.id));
   return storedOutcome(current ?? record);
 }

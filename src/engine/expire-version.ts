@@ -20,7 +20,7 @@ export async function expireVersion(
 ): Promise<{ expired: number; tenants: Record<string, number> }> {
   const tenants: Record<string, number> = {};
   let expired = 0;
-  for (const tenant of await ctx.store.transaction((tx) => tx.auditTenants())) {
+  for (const tenant of await ctx.store.read((tx) => tx.auditTenants())) {
     for (;;) {
       const batch = await inTransaction(ctx, async (t) => {
         const pending = await t.tx.listProposals(tenant, {

@@ -177,7 +177,7 @@ export async function listGrants(
   query: { subject?: string; limit?: number } = {},
 ): Promise<Grant[]> {
   const now = ctx.clock.now();
-  const records = await ctx.store.transaction((tx) =>
+  const records = await ctx.store.read((tx) =>
     tx.listGrants(tenant, {
       limit: Math.min(query.limit ?? 100, 500),
       ...(query.subject ? { subject: query.subject } : {}),

@@ -98,7 +98,7 @@ export async function propose(
   if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
   if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };
   const outcome = await execute(ctx, grant.contract, executeOptions);
-  const stored = await ctx.store.transaction((tx) => tx.getProposal(tenant, record.id));
+  const stored = await ctx.store.read((tx) => tx.getProposal(tenant, record.id));
   return {
     kind: 'proposed',
     proposal: toProposal(stored ?? record),

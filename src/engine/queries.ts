@@ -27,7 +27,7 @@ export async function getProposal(
   tenant: string,
   proposalId: string,
 ): Promise<Proposal | undefined> {
-  const record = await ctx.store.transaction((tx) => tx.getProposal(tenant, proposalId));
+  const record = await ctx.store.read((tx) => tx.getProposal(tenant, proposalId));
   return record ? toProposal(record) : undefined;
 }
 
@@ -45,7 +45,7 @@ export async function listProposals(
 ): Promise<ProposalPage> {
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50), 1), 200);
   const before = decodeCursor(input.cursor);
-  const records = await ctx.store.transaction((tx) =>
+  const records = await ctx.store.read((tx) =>
     tx.listProposals(tenant, {
       limit: limit + 1,
       ...(input.status !== undefined ? { status: input.status } : {}),
@@ -80,7 +80,7 @@ export async function proposalAudit(
   tenant: string,
   proposalId: string,
 ): Promise<AuditLine[]> {
-  const events = await ctx.store.transaction((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
+  const events = await ctx.store.read((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
   return events.map((e) => ({
     ...e,
     short: Object.fromEntries(Object.entries(e.digests).map(([k, v]) => [k, shortHash(v as string)])),

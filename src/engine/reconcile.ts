@@ -35,7 +35,7 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
     actor.tenant === input.tenant && (actor.kind === 'system' || mayDecide(ctx, actor, input.tenant));
   const record =
     actor.tenant === input.tenant
-      ? await ctx.store.transaction((tx) => tx.getProposal(input.tenant, input.proposalId))
+      ? await ctx.store.read((tx) => tx.getProposal(input.tenant, input.proposalId))
       : undefined;
   if (!record) return { kind: 'not_reconcilable', reason: 'not_found', message: 'no such proposal' };
   if (!allowed) return { kind: 'not_reconcilable', reason: 'forbidden', message: 'not allowed to reconcile' };
@@ -47,7 +47,7 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
     };
   }
   const operation = ctx.operations.get(record.operation);
-  const attempts = await ctx.store.transaction((tx) => tx.listAttempts(record.tenant, record.id));
+  const attempts = await ctx.store.read((tx) => tx.listAttempts(record.tenant, record.id));
   const attempt = attempts.find((a) => a.number === record.currentAttempt);
   if (!operation?.reconcile || !operation.arguments || !attempt) {
     return {

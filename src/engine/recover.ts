@@ -51,9 +51,7 @@ export async function recover(
   options: RecoverOptions & ExecuteOptions = {},
 ): Promise<RecoverySummary> {
   const maxAttempts = options.maxAttempts ?? 3;
-  const expired = await ctx.store.transaction((tx) =>
-    tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100),
-  );
+  const expired = await ctx.store.read((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
   let rerun = 0;
   let toReconciliation = 0;
   let parked = 0;

@@ -43,9 +43,31 @@ export interface Store {
    * effects outside the transaction.
    */
   transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs read-only `fn` without taking the write lock (SQLite: no BEGIN IMMEDIATE; PostgreSQL:
+   * autocommit reads on one connection). Several reads are not one snapshot: decisions are always
+   * taken inside `transaction` by compare-and-set.
+   */
+  read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T>;
   /** Finishes in-flight transactions and closes the connection(s). */
   close(): Promise<void>;
 }
+
+/** The read-only part of a store transaction. */
+export type StoreReader = Pick<
+  StoreTransaction,
+  | 'getProposal'
+  | 'listProposals'
+  | 'listExpired'
+  | 'getAttempt'
+  | 'listAttempts'
+  | 'listExpiredLeases'
+  | 'getGrant'
+  | 'listGrants'
+  | 'listAudit'
+  | 'auditHead'
+  | 'auditTenants'
+>;
 
 /** The operations available inside a store transaction. Every query names its tenant. */
 export interface StoreTransaction {

@@ -224,6 +224,32 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       );
       assert.equal(results.filter(Boolean).length, 1);
     }),
+    withStore('a read never sees rows of a transaction that rolls back', async (store) => {
+      const record = sampleProposal();
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let inserted: () => void = () => {};
+      const insertedPromise = new Promise<void>((resolve) => {
+        inserted = resolve;
+      });
+      const writer = store
+        .transaction(async (tx) => {
+          await tx.insertProposal(record);
+          inserted();
+          await held;
+          throw new Error('rolled back');
+        })
+        .catch(() => 'rolled back');
+      await insertedPromise;
+      const reading = store.read((r) => r.getProposal('acme', record.id));
+      release();
+      assert.equal(await reading, undefined);
+      assert.equal(await writer, 'rolled back');
+      await store.transaction((tx) => tx.insertProposal(record));
+      assert.deepEqual(await store.read((r) => r.getProposal('acme', record.id)), record);
+    }),
     withStore('a transaction that throws leaves nothing behind', async (store) => {
       const record = sampleProposal();
       await assert.rejects(

@@ -47,8 +47,8 @@ attempt, command, diff or supersession where present). Exit codes: 0 found, 1 no
     try {
       const proposalId = args.positionals[0]!;
       // An operator with the database file is looking across tenants: find the proposal's tenant.
-      for (const tenant of await store.transaction((tx) => tx.auditTenants())) {
-        const events = await store.transaction((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
+      for (const tenant of await store.read((tx) => tx.auditTenants())) {
+        const events = await store.read((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
         if (events.length === 0) continue;
         io.stdout(`proposal ${proposalId} (tenant ${tenant}, run ${events[0]!.runId})\n`);
         for (const e of events) io.stdout(`${formatAuditLine(e)}\n`);

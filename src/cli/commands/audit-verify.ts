@@ -43,7 +43,7 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
       const tenants = tenant ? [tenant] : undefined;
       let events = 0;
       let count = 0;
-      for (const t of tenants ?? (await store.transaction((tx) => tx.auditTenants()))) {
+      for (const t of tenants ?? (await store.read((tx) => tx.auditTenants()))) {
         const checkpoint = checkpoints.find((c) => c.tenant === t);
         const result = await verifyAudit(store, {
           tenant: t,
@@ -61,7 +61,7 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
       }
       for (const c of checkpoints) {
         if (!tenants?.includes(c.tenant) && tenants) continue;
-        const head = await store.transaction((tx) => tx.auditHead(c.tenant));
+        const head = await store.read((tx) => tx.auditHead(c.tenant));
         if (!head) {
           io.stdout(
             `broken tenant=${c.tenant} event=#${c.seq} problem=behind_checkpoint: the tenant has no audit events at all\n`,

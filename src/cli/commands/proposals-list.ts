@@ -40,7 +40,7 @@ Statuses: ${STATUSES.join(', ')}.`,
       throw new UsageProblem('--limit must be a whole number from 1 to 1000');
     const store = await openCliStore(args);
     try {
-      const rows = await store.transaction((tx) =>
+      const rows = await store.read((tx) =>
         tx.listProposals(tenant, { limit, ...(status ? { status: status as ProposalStatus } : {}) }),
       );
       if (rows.length === 0)

@@ -13,7 +13,7 @@ import {
   toRow,
 } from '../sql-columns.js';
 import { GRANT_SQL } from '../sql-grants.js';
-import type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from '../store.js';
+import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { lastResult, openPgPool, type PgPool, type PgPoolClient, type PgQueryable } from './pg-driver.js';
 import { toPositional } from './positional-placeholders.js';
@@ -210,6 +210,18 @@ export class PostgresStore implements Store {
         } finally {
           client.release(broken);
         }
+      }
+    });
+  }
+
+  /** Runs read-only `fn` on one pooled connection, each statement in autocommit. */
+  read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
+    return this.#track(async () => {
+      const client = await this.#connect();
+      try {
+        return await fn(storeTransaction(client));
+      } finally {
+        client.release();
       }
     });
   }

@@ -20,7 +20,7 @@ import {
   toRow,
 } from '../sql-columns.js';
 import { GRANT_SQL } from '../sql-grants.js';
-import type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from '../store.js';
+import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 // The slice of better-sqlite3 this backend uses, declared here so the core never needs its types.
@@ -153,13 +153,23 @@ export class SqliteStore implements Store {
       try {
         const result = await fn(this.#tx);
         // Chain heads advanced in this transaction are written once, just before the commit.
-        for (const [tenant, head] of this.#heads) this.#stmt(UPSERT_HEAD).run(tenant, head.seq, head.chainHash);
+        for (const [tenant, head] of this.#heads)
+          this.#stmt(UPSERT_HEAD).run(tenant, head.seq, head.chainHash);
         this.#stmt('COMMIT').run();
         return result;
       } catch (error) {
         if (this.#db.inTransaction) this.#stmt('ROLLBACK').run();
         throw error;
       }
+    });
+  }
+
+  read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
+    // Through the mutex all the same: on one connection, a read during another call's open
+    // transaction would see that transaction's uncommitted rows.
+    return this.#mutex.run(async () => {
+      if (this.#closed) throw new Error('the SQLite store is closed');
+      return fn(this.#tx);
     });
   }
 
