@@ -318,11 +318,19 @@ async function callProvider(
       revisionStep(revalidation.reason),
     );
   }
-  if (operation.revalidate) {
-    await inTransaction(ctx, (t) =>
-      t.record({ ...stepBase(record, contract), step: 'revalidated', digests: { approved: record.digest } }),
-    );
-  }
+  // The 'revalidated' step is recorded in the command's transaction (one write fewer per
+  // execution), or on its own when the executor ends without a command.
+  let revalidationUnrecorded = operation.revalidate !== undefined;
+  const revalidatedStep = () => ({
+    ...stepBase(record, contract),
+    step: 'revalidated' as const,
+    digests: { approved: record.digest },
+  });
+  const recordRevalidation = async () => {
+    if (!revalidationUnrecorded) return;
+    revalidationUnrecorded = false;
+    await inTransaction(ctx, (t) => t.record(revalidatedStep()));
+  };
   await fault('after_revalidation');
   let sent = false;
   const command: ExecuteContext['command'] = async (request, call) => {
@@ -340,6 +348,7 @@ async function callProvider(
         commandId: meta.commandId,
       });
       if (!issued) throw new Fenced();
+      if (revalidationUnrecorded) await t.record(revalidatedStep());
       if (decision.kind === 'denied') await t.record(shadowStep(record, contract, decision));
       await t.record({
         ...stepBase(record, contract),
@@ -352,6 +361,7 @@ async function callProvider(
         detail: { approvedScope: record.scopeDigest },
       });
     });
+    revalidationUnrecorded = false;
     await fault('before_provider_call');
     sent = true;
     const response = await call(request, meta);
@@ -363,6 +373,7 @@ async function callProvider(
     result = await operation.execute!(args, executeContext(record, contract, undefined, command));
   } catch (error) {
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    await recordRevalidation();
     if (error instanceof CommandRefused)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
     if (sent) {
@@ -386,6 +397,7 @@ async function callProvider(
       crashed(ctx, record, error, 'the executor failed before any command was sent'),
     );
   }
+  await recordRevalidation();
   if (isDefiniteFailure(result)) {
     return finish(
       ctx,
