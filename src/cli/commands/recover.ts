@@ -1,0 +1,131 @@
+import { dirname, join, resolve } from 'node:path';
+import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { createEngine } from '../../engine/create-engine.js';
+import type { RecoverySummary } from '../../engine/recover.js';
+import type { AnyOperation } from '../../operation/define-operation.js';
+import { loadServeConfig } from '../../server/serve-config.js';
+import { openStore } from '../../store/open-store.js';
+import type { Store } from '../../store/store.js';
+import { type CliArgs, type Command, stringOption, UsageProblem } from '../command.js';
+import { openCliStore, STORE_OPTIONS, sealKeyFromEnv } from '../store-option.js';
+
+/** Sweeps in one run at most: a bound, so a store that keeps failing cannot keep the command running. */
+const MAX_SWEEPS = 1_000;
+
+function positiveInteger(args: CliArgs, name: string, fallback: number): number {
+  const text = stringOption(args, name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new UsageProblem(`--${name} must be a whole number ≥ 1, got "${text}"`);
+  return value;
+}
+
+async function openTarget(
+  args: CliArgs,
+  configStore: Store | undefined,
+): Promise<{ store: Store; db: string | undefined }> {
+  const db = stringOption(args, 'db');
+  const target = stringOption(args, 'store');
+  if (db && target) throw new UsageProblem('pass --db FILE or --store URL, not both');
+  if (target) return { store: await openStore(target), db: undefined };
+  if (db) return { store: await openCliStore(args), db: resolve(db) };
+  if (configStore) return { store: configStore, db: undefined };
+  throw new UsageProblem('--db FILE or --store URL is required');
+}
+
+/** Operation kinds of expired attempts this command could not handle: recovery must know every one. */
+async function unknownOperations(
+  store: Store,
+  operations: ReadonlyMap<string, AnyOperation>,
+  limit: number,
+): Promise<string[]> {
+  const unknown = new Set<string>();
+  await store.transaction(async (tx) => {
+    for (const attempt of await tx.listExpiredLeases(Date.now(), limit)) {
+      const record = await tx.getProposal(attempt.tenant, attempt.proposalId);
+      if (record && !operations.has(record.operation)) unknown.add(record.operation);
+    }
+  });
+  return [...unknown].sort();
+}
+
+/**
+ * `countersign recover`: one recovery sweep (repeated while a sweep fills its limit) over attempts
+ * whose lease ended, as `engine.recover()` does it, and prints what it did.
+ */
+export const recoverCommand: Command = {
+  path: ['recover'],
+  summary: 'take over attempts whose lease ended (crashed or stalled workers) and print what was done',
+  help: `Usage: countersign recover (--db FILE | --store URL) [--config FILE] [--max-attempts N] [--limit N] [--json]
+
+Takes over executing attempts whose lease has ended, as engine.recover() does: an attempt that
+can have had no effect (a local one, whose effect commits with its outcome, or an external one
+whose command was never recorded) is re-run as a new attempt, revalidated first; an external
+attempt whose command may have reached the provider becomes needs_reconciliation (close it with
+the operation's reconcile); an attempt that failed recovery --max-attempts times (default 3) is
+parked as terminal_failure for an operator. The old attempt is fenced: its worker, if it wakes,
+cannot commit. Safe to run repeatedly and from several machines at once.
+
+  --db FILE          a SQLite store (must exist)
+  --store URL|FILE   a postgres:// URL (?schema=NAME honoured) or a SQLite file
+  --config FILE      an ES module exporting { operations, store? }, as for \`countersign serve\`;
+                     without it, the example operations of \`countersign serve --demo\`, with
+                     their provider journal beside --db
+  --limit N          attempts examined per sweep (default 100); sweeps repeat while one fills it
+  --json             print the summary as JSON
+
+With COUNTERSIGN_SEAL_KEY set (use the server's key), the audit events it appends are sealed.
+Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N
+Exit codes: 0 done, 1 something was parked for an operator, 2 bad input (including expired
+attempts of an operation the configuration does not define: recovery would misjudge them).`,
+  options: {
+    ...STORE_OPTIONS,
+    store: { type: 'string' },
+    config: { type: 'string' },
+    'max-attempts': { type: 'string' },
+    limit: { type: 'string' },
+    json: { type: 'boolean' },
+  },
+  async run(args, io) {
+    const maxAttempts = positiveInteger(args, 'max-attempts', 3);
+    const limit = positiveInteger(args, 'limit', 100);
+    const configFile = stringOption(args, 'config');
+    const config = configFile ? await loadServeConfig(configFile) : undefined;
+    const { store, db } = await openTarget(args, config?.store);
+    try {
+      const operations =
+        config?.operations ??
+        demoOperations(
+          demoWorld(db ? { journal: join(dirname(db), 'countersign-demo-provider.jsonl') } : {}),
+        );
+      const known = new Map(operations.map((o) => [o.kind, o]));
+      const unknown = await unknownOperations(store, known, limit);
+      if (unknown.length > 0) {
+        throw new UsageProblem(
+          `expired attempts belong to operations this configuration does not define (${unknown.join(', ')}): pass --config FILE with them`,
+        );
+      }
+      const sealKey = sealKeyFromEnv();
+      const engine = await createEngine({ store, operations, ...(sealKey ? { sealKey } : {}) });
+      const total = { examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0 };
+      for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+        const summary: RecoverySummary = await engine.recover({ maxAttempts, limit });
+        total.examined += summary.examined;
+        total.rerun += summary.rerun;
+        total.toReconciliation += summary.toReconciliation;
+        total.parked += summary.parked;
+        total.skipped += summary.skipped;
+        if (summary.examined < limit) break;
+      }
+      io.stdout(
+        args.values['json'] === true
+          ? `${JSON.stringify(total)}\n`
+          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped}\n`,
+      );
+      return total.parked > 0 ? 1 : 0;
+    } finally {
+      await store.close();
+    }
+  },
+};
