@@ -38,7 +38,7 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     }),
     async prepare({ invoice_id }, ctx) {
       const invoice = deps.invoices.find(ctx.tenant, invoice_id);
-      if (!invoice || invoice.status !== 'open') return ctx.reject(`No open invoice ${invoice_id}.`);
+      if (invoice?.status !== 'open') return ctx.reject(`No open invoice ${invoice_id}.`);
       return {
         arguments: {
           invoice_id,
@@ -58,7 +58,7 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     authorize: (actor) => actor.roles.includes('approver') || actor.roles.includes('admin'),
     async revalidate(args, ctx) {
       const invoice = deps.invoices.find(ctx.tenant, args.invoice_id);
-      if (!invoice || invoice.status !== 'open')
+      if (invoice?.status !== 'open')
         return ctx.revisionRequired(`Invoice ${args.invoice_id} is no longer open.`);
       if (invoice.dueMinor !== args.amount_minor || invoice.currency !== args.currency) {
         return ctx.revisionRequired(
