@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
 import type { Engine } from '../engine/create-engine.js';
@@ -37,6 +38,14 @@ export interface CountersignAppOptions {
   readonly sessionAbsoluteMs?: number;
   /** Mounts extra routes (the MCP endpoint) on the app before the console. */
   readonly mcp?: (app: Hono<AppEnv>, ctx: AppExtensionContext) => void;
+  /**
+   * Serves Prometheus metrics at `/metrics` to scrapers that send `Authorization: Bearer <token>`.
+   * The figures span every tenant, so they are behind their own token, never an operator's.
+   */
+  readonly metrics?: {
+    readonly registry: { metrics(): Promise<string>; readonly contentType: string };
+    readonly token: string;
+  };
 }
 
 /**
@@ -91,6 +100,23 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     c.header('Cache-Control', 'no-store');
     return c.json({ status: 'ok' });
   });
+
+  const metrics = options.metrics;
+  if (metrics) {
+    const expected = createHash('sha256').update(metrics.token).digest();
+    app.get('/metrics', async (c) => {
+      const given = createHash('sha256')
+        .update(/^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1] ?? '')
+        .digest();
+      if (!timingSafeEqual(given, expected)) {
+        c.header('WWW-Authenticate', 'Bearer realm="metrics"');
+        return c.json({ reason: 'unauthenticated', message: 'the metrics token is required' }, 401);
+      }
+      c.header('Cache-Control', 'no-store');
+      c.header('Content-Type', metrics.registry.contentType);
+      return c.body(await metrics.registry.metrics());
+    });
+  }
 
   const auth = authenticate(options.directory, publicUrl);
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));

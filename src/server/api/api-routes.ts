@@ -12,6 +12,7 @@ import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
+import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
 import { auditLineJson, proposalJson } from './proposal-json.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
@@ -95,6 +96,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   };
 
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
+  api.route('/grants', grantRoutes({ engine, publicUrl }));
 
   api.post('/proposals', async (c) => {
     const actor = changingActor(c, publicUrl);
@@ -115,7 +117,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
         modelMessage: result.modelMessage,
       });
     }
-    return c.json(present(c, result.proposal), 201);
+    return c.json({ ...present(c, result.proposal), ...(result.grant ? { grant: result.grant } : {}) }, 201);
   });
 
   api.get('/proposals', async (c) => {

@@ -1,3 +1,4 @@
+import { GrantBody } from './grant-routes.js';
 import { z } from 'zod';
 import { REASONS } from '../../operation/reasons.js';
 import { SERVER_REASONS } from '../http-problem.js';
@@ -201,6 +202,42 @@ export function openApiDocument(): Record<string, unknown> {
             },
             '202': { description: 'The provider has no final answer yet' },
             ...decisionErrors,
+          },
+        },
+      },
+      '/api/v1/grants': {
+        get: {
+          summary: "The tenant's grants with their usage (operators)",
+          parameters: [{ name: 'subject', in: 'query', required: false, schema: { type: 'string' } }],
+          responses: { '200': { description: 'Grants, newest first' }, '403': problem('Not an operator') },
+        },
+        post: {
+          summary:
+            'Create a bounded approval (admin role); constraints are checked against the scope schemas',
+          requestBody: { required: true, content: json(schema(GrantBody)) },
+          responses: {
+            '201': { description: 'The grant' },
+            '403': problem('Not an admin'),
+            '422': problem('invalid_request, with issues naming each field'),
+          },
+        },
+      },
+      '/api/v1/grants/{id}': {
+        get: {
+          summary: 'One grant with its usage',
+          parameters: [idParam],
+          responses: { '200': { description: 'The grant' }, '404': problem('No such grant in this tenant') },
+        },
+      },
+      '/api/v1/grants/{id}/revoke': {
+        post: {
+          summary: 'Revoke a grant (admin role)',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'Revoked' },
+            '403': problem('Not an admin'),
+            '404': problem('No such grant in this tenant'),
+            '409': problem('grant_revoked: already revoked'),
           },
         },
       },

@@ -16,8 +16,11 @@ import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, refusalStatus } from '../http-problem.js';
 import { readFormBody } from '../read-body.js';
+import { parseJson } from '../../canonical/parse-json.js';
+import { formatIssues } from '../../operation/issues.js';
 import { editFields, formChanges } from './edit-fields.js';
 import { loginToken, readLoginToken } from './login-token.js';
+import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
 import { inboxPage } from './pages/inbox-page.js';
 import { loginPage } from './pages/login-page.js';
@@ -333,6 +336,118 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         nextCursor: list.nextCursor,
       }),
     );
+  });
+
+  const GRANT_FIELDS = [
+    'subject',
+    'operations',
+    'resource',
+    'constraints',
+    'capField',
+    'capTotal',
+    'capUses',
+    'expiresAt',
+    'note',
+  ] as const;
+  const renderGrants = async (
+    c: Context<AppEnv>,
+    session: ConsoleSession,
+    extra: { notices?: Notice[]; form?: GrantFormValues; status?: 200 | 403 | 422 } = {},
+  ) => {
+    const grants = await engine.grants(session.actor.tenant);
+    return page(
+      c,
+      grantsPage({
+        nonce: nonce(c),
+        session,
+        grants,
+        operations: [...engine.operations.keys()],
+        ...(extra.notices ? { notices: extra.notices } : {}),
+        ...(extra.form ? { form: extra.form } : {}),
+      }),
+      extra.status ?? 200,
+    );
+  };
+
+  app.get('/grants', async (c) => {
+    const signedIn = sessionOf(c);
+    if (!signedIn) return toLogin(c);
+    const done = c.req.query('done');
+    const notices: Notice[] =
+      done === 'created'
+        ? [{ tone: 'ok', title: 'Grant created.' }]
+        : done === 'revoked'
+          ? [{ tone: 'ok', title: 'Grant revoked.' }]
+          : [];
+    return renderGrants(c, signedIn.session, { notices });
+  });
+
+  // A grant is made here, from bounds an admin states, and never from a proposal's card.
+  app.post('/grants', async (c) => {
+    const request = await changing(c, (k) => (GRANT_FIELDS as readonly string[]).includes(k));
+    if (request.kind === 'signed_out') return toLogin(c);
+    const { session, form } = request;
+    const values = Object.fromEntries(
+      GRANT_FIELDS.map((f) => [f, form.get(f)?.trim() ?? '']),
+    ) as unknown as GrantFormValues;
+    const problem = (title: string, body: string, status: 403 | 422 = 422) =>
+      renderGrants(c, session, { notices: [{ tone: 'bad', title, body }], form: values, status });
+    let constraints: Record<string, unknown>;
+    try {
+      const parsed = values.constraints === '' ? {} : parseJson(values.constraints);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+        return problem('The grant was not created.', '$.constraints: expected a JSON object');
+      constraints = parsed as Record<string, unknown>;
+    } catch (error) {
+      return problem(
+        'The grant was not created.',
+        `$.constraints: ${error instanceof Error ? error.message : 'invalid JSON'}`,
+      );
+    }
+    const whole = (text: string) => (text === '' ? undefined : Number(text));
+    const expiresAt = Date.parse(values.expiresAt.endsWith('Z') ? values.expiresAt : `${values.expiresAt}Z`);
+    const capTotal = whole(values.capTotal);
+    const capUses = whole(values.capUses);
+    const result = await engine.grant({
+      tenant: session.actor.tenant,
+      grantedBy: session.actor,
+      subject: values.subject,
+      operations: values.operations
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+      resource: values.resource,
+      constraints,
+      cap: {
+        ...(values.capField ? { field: values.capField } : {}),
+        ...(capTotal !== undefined ? { total: capTotal } : {}),
+        ...(capUses !== undefined ? { uses: capUses } : {}),
+      },
+      expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt,
+      ...(values.note ? { note: values.note } : {}),
+    });
+    if (result.kind === 'forbidden') return problem('Only an admin creates grants.', result.message, 403);
+    if (result.kind === 'invalid_grant')
+      return problem('The grant was not created.', formatIssues(result.issues));
+    return c.redirect('/grants?done=created', 303);
+  });
+
+  app.post('/grants/:id/revoke', async (c) => {
+    const request = await changing(c, () => false);
+    if (request.kind === 'signed_out') return toLogin(c);
+    const result = await engine.revoke({
+      tenant: request.session.actor.tenant,
+      grantId: c.req.param('id'),
+      actor: request.session.actor,
+    });
+    if (result.kind === 'revoked') return c.redirect('/grants?done=revoked', 303);
+    if (result.reason === 'not_found') throw new HttpProblem(404, 'not_found', 'no such grant');
+    return renderGrants(c, request.session, {
+      notices: [
+        { tone: 'bad', title: 'The grant was not revoked.', body: result.message, reason: result.reason },
+      ],
+      status: result.reason === 'forbidden' ? 403 : 422,
+    });
   });
 
   app.get('/proposals/:id', async (c) => {

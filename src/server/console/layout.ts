@@ -10,7 +10,7 @@ export interface LayoutInput {
   /** The CSP nonce of this response: the only script runs under it. */
   readonly nonce: string;
   readonly session?: ConsoleSession | undefined;
-  readonly current?: 'inbox' | 'history';
+  readonly current?: 'inbox' | 'history' | 'grants';
   readonly body: HtmlEscapedString;
 }
 
@@ -29,7 +29,7 @@ function roleOf(session: ConsoleSession): string {
 /** A full console page: header with navigation and the signed-in operator, then the body. */
 export function layout(input: LayoutInput): HtmlEscapedString {
   const { session } = input;
-  const nav = (name: 'inbox' | 'history', href: string, label: string) =>
+  const nav = (name: 'inbox' | 'history' | 'grants', href: string, label: string) =>
     html`<a href="${href}"${input.current === name ? html` aria-current="page"` : ''}>${label}</a>`;
   return html`<!doctype html>
 <html lang="en">
@@ -48,7 +48,7 @@ export function layout(input: LayoutInput): HtmlEscapedString {
     <a class="brand" href="/"><span class="brand-mark" aria-hidden="true"></span>countersign</a>
     ${
       session
-        ? html`<nav class="nav" aria-label="Main">${nav('inbox', '/', 'Inbox')}${nav('history', '/history', 'History')}</nav>
+        ? html`<nav class="nav" aria-label="Main">${nav('inbox', '/', 'Inbox')}${nav('history', '/history', 'History')}${nav('grants', '/grants', 'Grants')}</nav>
     <div class="who">
       <span class="tenant" title="Tenant">${userText(session.actor.tenant)}</span>
       <span class="email">${userText(session.email)}</span>

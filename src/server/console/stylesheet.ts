@@ -123,7 +123,7 @@ details.action { border-top: 1px solid var(--line); padding-top: 10px; margin-to
 details.action > summary { cursor: pointer; font-weight: 600; padding: 4px 0; list-style-position: inside; }
 details.action[open] > summary { margin-bottom: 10px; }
 label { display: block; font-size: 13.5px; font-weight: 600; margin: 10px 0 4px; }
-input[type="text"], input[type="email"], input[type="password"], input[type="number"], textarea {
+input[type="text"], input[type="email"], input[type="password"], input[type="number"], input[type="datetime-local"], textarea {
   width: 100%; font: inherit; padding: 8px 10px; border: 1px solid var(--line-strong); border-radius: 6px; background: #fff; color: var(--ink);
 }
 textarea { min-height: 130px; resize: vertical; font-size: 14px; }

@@ -1,3 +1,4 @@
+import { createLifecycleMetrics } from '../../../src/observability/index.js';
 import { join } from 'node:path';
 import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
 import { type AnyOperation, createEngine, type Engine, type Logger } from '../../../src/index.js';
@@ -49,6 +50,8 @@ export async function serverHarness(
     extraOperations?: AnyOperation[];
     publicUrl?: string;
     directory?: ConstructorParameters<typeof PrincipalDirectory>[1];
+    /** Serve /metrics behind this token, fed by the engine's observer. */
+    metricsToken?: string;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -57,11 +60,13 @@ export async function serverHarness(
   const world = demoWorld();
   const logs: ServerHarness['logs'] = [];
   const logger = memoryLogger(logs);
+  const metrics = options.metricsToken ? createLifecycleMetrics() : undefined;
   const engine = await createEngine({
     store,
     operations: [...demoOperations(world), ...(options.extraOperations ?? [])],
     clock,
     logger,
+    ...(metrics ? { observers: [metrics.observer] } : {}),
   });
   const directory = new PrincipalDirectory(store, { clock, ...(options.directory ?? {}) });
   await directory.migrate();
@@ -83,6 +88,9 @@ export async function serverHarness(
     logger,
     clock,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(metrics && options.metricsToken
+      ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
+      : {}),
   });
   const server: RunningServer = await startServer(app, {
     port: 0,

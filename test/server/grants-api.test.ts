@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, freshInvoice, type ServerHarness, serverHarness } from './support/server-harness.js';
+
+let h: ServerHarness;
+beforeAll(async () => {
+  h = await serverHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const policy = () => ({
+  subject: 'agent:acme-assistant',
+  operations: ['invoice.pay'],
+  resource: 'invoice:*',
+  constraints: { amount_minor: { max: 10_000 }, currency: { equals: 'USD' } },
+  cap: { field: 'amount_minor', total: 30_000 },
+  expiresAt: new Date(h.clock.now() + 3_600_000).toISOString(),
+});
+
+describe('grants over HTTP', () => {
+  it('only an admin creates or revokes; approvers and viewers list with usage; agents cannot touch them', async () => {
+    const acme = h.tenants.acme;
+    const asApprover = await call(h, 'POST', '/api/v1/grants', {
+      token: acme.operators.approver.token,
+      body: policy(),
+    });
+    expect(asApprover.status).toBe(403);
+    expect((asApprover.body as { reason: string }).reason).toBe('forbidden');
+    const asAgent = await call(h, 'GET', '/api/v1/grants', { token: acme.agentToken });
+    expect(asAgent.status).toBe(403);
+    expect((asAgent.body as { reason: string }).reason).toBe('forbidden');
+
+    const created = await call(h, 'POST', '/api/v1/grants', {
+      token: acme.operators.admin.token,
+      body: policy(),
+    });
+    expect(created.status).toBe(201);
+    const grant = created.body as { id: string; state: string; usage: { uses: number; total: number } };
+    expect(grant.id).toMatch(/^grt_/);
+    expect(grant).toMatchObject({ state: 'live', usage: { uses: 0, total: 0 } });
+
+    // A proposal inside the grant is approved by it and executes; the 201 says so.
+    const invoice = freshInvoice(h.world, 'acme', 9_999);
+    const proposed = await call(h, 'POST', '/api/v1/proposals', {
+      token: acme.agentToken,
+      body: {
+        operation: 'invoice.pay',
+        request: { invoice_id: invoice },
+        resource: `invoice:${invoice}`,
+        runId: 'run-g',
+      },
+    });
+    expect(proposed.status).toBe(201);
+    expect(proposed.body).toMatchObject({
+      status: 'succeeded',
+      grant: { kind: 'approved_by_grant', grantId: grant.id, outcome: { kind: 'succeeded' } },
+    });
+
+    // One outside it waits for a human, with the failing constraint named.
+    const big = freshInvoice(h.world, 'acme', 24_049);
+    const waiting = await call(h, 'POST', '/api/v1/proposals', {
+      token: acme.agentToken,
+      body: {
+        operation: 'invoice.pay',
+        request: { invoice_id: big },
+        resource: `invoice:${big}`,
+        runId: 'run-g',
+      },
+    });
+    expect(waiting.body).toMatchObject({
+      status: 'pending',
+      grant: { kind: 'refused', reason: 'outside_grant', detail: '$.amount_minor: 24049 > max 10000' },
+    });
+
+    const listed = await call(h, 'GET', '/api/v1/grants', { token: acme.operators.viewer.token });
+    expect(listed.status).toBe(200);
+    expect((listed.body as { items: unknown[] }).items).toEqual([
+      expect.objectContaining({ id: grant.id, usage: { uses: 1, total: 9_999 } }),
+    ]);
+
+    const foreign = await call(h, 'GET', `/api/v1/grants/${grant.id}`, {
+      token: h.tenants.globex.operators.admin.token,
+    });
+    expect(foreign.status).toBe(404);
+    expect(
+      (
+        await call(h, 'POST', `/api/v1/grants/${grant.id}/revoke`, {
+          token: h.tenants.globex.operators.admin.token,
+          body: {},
+        })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(h, 'POST', `/api/v1/grants/${grant.id}/revoke`, {
+          token: acme.operators.approver.token,
+          body: {},
+        })
+      ).status,
+    ).toBe(403);
+
+    const revoked = await call(h, 'POST', `/api/v1/grants/${grant.id}/revoke`, {
+      token: acme.operators.admin.token,
+      body: {},
+    });
+    expect(revoked.status).toBe(200);
+    const again = await call(h, 'POST', `/api/v1/grants/${grant.id}/revoke`, {
+      token: acme.operators.admin.token,
+      body: {},
+    });
+    expect(again.status).toBe(409);
+    expect((again.body as { reason: string }).reason).toBe('grant_revoked');
+  });
+
+  it('an invalid grant is 422 naming every field', async () => {
+    const r = await call(h, 'POST', '/api/v1/grants', {
+      token: h.tenants.acme.operators.admin.token,
+      body: { ...policy(), constraints: { colour: { equals: 'red' } }, resource: '*', extra: 1 },
+    });
+    expect(r.status).toBe(422);
+    expect((r.body as { issues: { path: string }[] }).issues.map((i) => i.path)).toEqual(['$.extra']);
+    const r2 = await call(h, 'POST', '/api/v1/grants', {
+      token: h.tenants.acme.operators.admin.token,
+      body: { ...policy(), constraints: { colour: { equals: 'red' } }, resource: '*' },
+    });
+    expect(r2.status).toBe(422);
+    expect((r2.body as { issues: { path: string }[] }).issues.map((i) => i.path).sort()).toEqual([
+      '$.constraints.colour',
+      '$.resource',
+    ]);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('serves Prometheus text to the metrics token only', async () => {
+    const m = await serverHarness({ metricsToken: 'scrape-token-0123456789abcdef' });
+    try {
+      const invoice = freshInvoice(m.world, 'acme');
+      await call(m, 'POST', '/api/v1/proposals', {
+        token: m.tenants.acme.agentToken,
+        body: {
+          operation: 'invoice.pay',
+          request: { invoice_id: invoice },
+          resource: `invoice:${invoice}`,
+          runId: 'run-m',
+        },
+      });
+      expect((await call(m, 'GET', '/metrics')).status).toBe(401);
+      expect((await call(m, 'GET', '/metrics', { token: m.tenants.acme.operators.admin.token })).status).toBe(
+        401,
+      );
+      const ok = await fetch(`${m.url}/metrics`, {
+        headers: { authorization: 'Bearer scrape-token-0123456789abcdef' },
+      });
+      expect(ok.status).toBe(200);
+      expect(ok.headers.get('content-type')).toContain('text/plain');
+      expect(await ok.text()).toContain('countersign_proposals_total{operation="invoice.pay"} 1');
+    } finally {
+      await m.close();
+    }
+    expect((await call(h, 'GET', '/metrics')).status).not.toBe(200);
+  });
+});
