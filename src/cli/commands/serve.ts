@@ -1,4 +1,5 @@
 import { attachMcp, type McpHttpHandler } from '../../adapters/mcp/index.js';
+import { createLifecycleMetrics } from '../../observability/prometheus-metrics.js';
 import { dirname, join, resolve } from 'node:path';
 import { pino } from 'pino';
 import { demoOperations, demoWorld } from '../../../examples/index.js';
@@ -45,7 +46,10 @@ connections, lets in-flight requests finish, and closes the database cleanly.
                            one agent each, and a scripted agent proposing a realistic mix
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
                            (default: countersign-demo-credentials.json beside the database)
-  --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)`,
+  --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
+
+Environment: COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
+sending it as a bearer token (the figures span every tenant).`,
   options: {
     db: { type: 'string' },
     store: { type: 'string' },
@@ -88,10 +92,14 @@ connections, lets in-flight requests finish, and closes the database cleanly.
       throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
     }
     const auth: AuthenticationConfig = config?.authentication ?? {};
+    // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
+    const metricsToken = process.env['COUNTERSIGN_METRICS_TOKEN'];
+    const metrics = metricsToken ? createLifecycleMetrics() : undefined;
     const engine = await createEngine({
       store,
       operations,
       logger,
+      ...(metrics ? { observers: [metrics.observer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
     });
     const directory = new PrincipalDirectory(store, {
@@ -110,6 +118,7 @@ connections, lets in-flight requests finish, and closes the database cleanly.
       engine,
       directory,
       logger,
+      ...(metrics && metricsToken ? { metrics: { registry: metrics.registry, token: metricsToken } } : {}),
       ...(args.values['mcp'] === true
         ? {
             mcp: (
