@@ -344,8 +344,10 @@ async function callProvider(
     const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
+      // Setting the command renews the lease, so a sweep that read the attempt before cannot fence it.
       const issued = await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
         commandId: meta.commandId,
+        leaseUntil: ctx.clock.now() + ctx.leaseMs,
       });
       if (!issued) throw new Fenced();
       if (revalidationUnrecorded) await t.record(revalidatedStep());
@@ -363,6 +365,14 @@ async function callProvider(
     });
     revalidationUnrecorded = false;
     await fault('before_provider_call');
+    // The last fence before the provider hears of it: a worker paused past its lease, whose attempt a
+    // sweep has since sent to reconciliation, must not call.
+    const stillOurs = await ctx.store.transaction((tx) =>
+      tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
+        leaseUntil: ctx.clock.now() + ctx.leaseMs,
+      }),
+    );
+    if (!stillOurs) throw new Fenced();
     sent = true;
     const response = await call(request, meta);
     await fault('after_provider_accepted');

@@ -68,7 +68,23 @@ export async function recover(
   return { examined: expired.length, rerun, toReconciliation, parked, skipped };
 }
 
+/** Another writer moved the proposal after this sweep fenced the attempt: roll the sweep back. */
+class RaceLost extends Error {}
+
 async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts: number): Promise<Takeover> {
+  try {
+    return await takeOverInTransaction(ctx, attempt, maxAttempts);
+  } catch (error) {
+    if (error instanceof RaceLost) return { kind: 'skipped' };
+    throw error;
+  }
+}
+
+function takeOverInTransaction(
+  ctx: EngineContext,
+  attempt: AttemptRecord,
+  maxAttempts: number,
+): Promise<Takeover> {
   return inTransaction(ctx, async (t): Promise<Takeover> => {
     const now = ctx.clock.now();
     const record = await t.tx.getProposal(attempt.tenant, attempt.proposalId);
@@ -77,6 +93,26 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
       return { kind: 'skipped' };
     if (record.status !== 'executing' || record.currentAttempt !== attempt.number) return { kind: 'skipped' };
     const operation = ctx.operations.get(record.operation);
+    if (!operation) {
+      // Without the operation's code this engine cannot tell what the attempt did: leave it to one that has it.
+      ctx.logger.warn(
+        { proposalId: record.id, operation: record.operation },
+        'recovery skipped an attempt of an unknown operation',
+      );
+      return { kind: 'skipped' };
+    }
+    const mayHaveSent = operation.effect === 'external' && current.commandId !== null;
+    const parking = !mayHaveSent && attempt.number >= maxAttempts;
+    // The fence comes first: only while the lease is still over. A worker that renewed its lease, or
+    // a concurrent sweep that got here first, makes this a no-op and the sweep skips.
+    const fenced = await t.tx.updateAttempt(
+      record.tenant,
+      attempt.id,
+      'executing',
+      { status: mayHaveSent ? 'needs_reconciliation' : 'abandoned', finishedAt: now },
+      { leaseBefore: now },
+    );
+    if (!fenced) return { kind: 'skipped' };
     const base = {
       tenant: record.tenant,
       proposalId: record.id,
@@ -87,9 +123,9 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
       attemptId: attempt.id,
     };
 
-    if (operation?.effect === 'external' && current.commandId !== null) {
+    if (mayHaveSent) {
       const outcome: Outcome = { kind: 'needs_reconciliation', statusPath: statusPath(record) };
-      await finishAs(t.tx, record, attempt, outcome, 'needs_reconciliation', now);
+      if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
       await t.record({
         ...base,
         step: 'outcome',
@@ -99,13 +135,13 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
       });
       return { kind: 'reconcile' };
     }
-    if (!operation || attempt.number >= maxAttempts) {
+    if (parking) {
       const outcome: Outcome = {
         kind: 'terminal_failure',
         correlationId: newId('cor'),
         message: `recovery gave up after ${attempt.number} attempts; nothing was committed or sent`,
       };
-      await finishAs(t.tx, record, attempt, outcome, 'abandoned', now);
+      if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
       await t.record({
         ...base,
         step: 'outcome',
@@ -125,11 +161,7 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
       { status: 'executing', attempt: attempt.number },
       { currentAttempt: number, updatedAt: now },
     );
-    const fenced = await t.tx.updateAttempt(record.tenant, attempt.id, 'executing', {
-      status: 'abandoned',
-      finishedAt: now,
-    });
-    if (!moved || !fenced) throw new Error('recovery lost a race inside its own transaction');
+    if (!moved) throw new RaceLost();
     const id = newId('att');
     const key = idempotencyKeyOf(record.id, number);
     await t.tx.insertAttempt({
@@ -155,27 +187,18 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
   });
 }
 
+/** Records the recovery's outcome on the proposal (fenced by attempt number); false if another got there first. */
 async function finishAs(
   tx: Parameters<Parameters<EngineContext['store']['transaction']>[0]>[0],
   record: ProposalRecord,
   attempt: AttemptRecord,
   outcome: Outcome,
-  attemptStatus: 'needs_reconciliation' | 'abandoned',
   now: number,
-): Promise<void> {
-  const applied = await tx.updateProposal(
+): Promise<boolean> {
+  return tx.updateProposal(
     record.tenant,
     record.id,
     { status: 'executing', attempt: attempt.number },
-    {
-      status: outcome.kind,
-      outcomeJson: canonicalize(outcome),
-      updatedAt: now,
-    },
+    { status: outcome.kind, outcomeJson: canonicalize(outcome), updatedAt: now },
   );
-  const fenced = await tx.updateAttempt(record.tenant, attempt.id, 'executing', {
-    status: attemptStatus,
-    finishedAt: now,
-  });
-  if (!applied || !fenced) throw new Error('recovery lost a race inside its own transaction');
 }

@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../audit/event.js';
+import { JsonParseError } from '../canonical/errors.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 
 // Shared by every SQL backend, like sql-columns.ts, so an audit event is stored the same way in each.
@@ -37,12 +38,24 @@ export function auditFromRow(row: Record<string, unknown>): AuditEvent {
     step: row['step'] as AuditEvent['step'],
     actor: String(row['actor']),
     reason: (row['reason'] as string | null) ?? null,
-    digests: parseStoredJson(String(row['digests_json'])) as AuditEvent['digests'],
+    digests: readableJson(row['digests_json']) as AuditEvent['digests'],
     commandId: (row['command_id'] as string | null) ?? null,
-    detail: parseStoredJson(String(row['detail_json'])) as AuditEvent['detail'],
+    detail: readableJson(row['detail_json']) as AuditEvent['detail'],
     at: Number(row['at']),
     leafHash: String(row['leaf_hash']),
     chainHash: String(row['chain_hash']),
     seal: (row['seal'] as string | null) ?? null,
   };
+}
+
+// A row whose JSON was tampered into nonsense must still be read, so that verification names it
+// (its leaf hash no longer matches) instead of failing to read the chain at all.
+function readableJson(value: unknown): unknown {
+  const text = String(value);
+  try {
+    return parseStoredJson(text);
+  } catch (error) {
+    if (error instanceof JsonParseError) return { unreadable: text };
+    throw error;
+  }
 }

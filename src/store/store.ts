@@ -91,12 +91,16 @@ export interface StoreTransaction {
   insertAttempt(record: AttemptRecord): Promise<void>;
   getAttempt(tenant: string, id: string): Promise<AttemptRecord | undefined>;
   listAttempts(tenant: string, proposalId: string): Promise<AttemptRecord[]>;
-  /** Compare-and-set on an attempt's status. */
+  /**
+   * Compare-and-set on an attempt's status (and, with `leaseBefore`, only while its lease ended
+   * before that time: a recovery sweep never fences a worker that renewed its lease).
+   */
   updateAttempt(
     tenant: string,
     id: string,
     expectedStatus: AttemptStatus,
     patch: AttemptPatch,
+    expected?: { readonly leaseBefore?: number },
   ): Promise<boolean>;
   /** `executing` attempts whose lease ended before `now`, across tenants. */
   listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]>;

@@ -339,6 +339,13 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         assert.deepEqual(await store.transaction((tx) => tx.listExpiredLeases(100, 10)), []);
         assert.equal(
           await store.transaction((tx) =>
+            tx.updateAttempt('acme', attempt.id, 'executing', { finishedAt: 1 }, { leaseBefore: 100 }),
+          ),
+          false,
+          'a sweep never fences an attempt whose lease has not ended',
+        );
+        assert.equal(
+          await store.transaction((tx) =>
             tx.updateAttempt('acme', attempt.id, 'executing', { commandId: 'cmd_1' }),
           ),
           true,

@@ -342,13 +342,17 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
           proposalId,
         ])
       ).rows.map(attempt),
-    updateAttempt: async (tenant, id, expectedStatus, patch) => {
+    updateAttempt: async (tenant, id, expectedStatus, patch, expected = {}) => {
       const { sets, params, columns } = assignments(ATTEMPT_COLUMNS, patch);
       if (sets.length === 0) throw new Error('updateAttempt: empty patch');
       assertStorable('countersign_attempts', columns, params);
       params.push(tenant, id, expectedStatus);
       const n = params.length;
-      const sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = $${n - 2} AND id = $${n - 1} AND status = $${n}`;
+      let sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = $${n - 2} AND id = $${n - 1} AND status = $${n}`;
+      if (expected.leaseBefore !== undefined) {
+        params.push(expected.leaseBefore);
+        sql += ` AND lease_until < $${n + 1}`;
+      }
       return (await q(sql, params)).rowCount === 1;
     },
     listExpiredLeases: async (now, limit) =>

@@ -242,10 +242,24 @@ export class SqliteStore implements Store {
         stmt('SELECT * FROM countersign_attempts WHERE tenant = ? AND proposal_id = ? ORDER BY number')
           .all(tenant, proposalId)
           .map(attempt),
-      updateAttempt: async (tenant, id, expectedStatus: AttemptStatus, patch: AttemptPatch) => {
+      updateAttempt: async (
+        tenant,
+        id,
+        expectedStatus: AttemptStatus,
+        patch: AttemptPatch,
+        expected = {},
+      ) => {
         const { sets, values } = assignments(ATTEMPT_COLUMNS, patch as Record<string, unknown>);
-        const sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?`;
-        return stmt(sql).run(...values, tenant, id, expectedStatus).changes === 1;
+        const lease = expected.leaseBefore === undefined ? '' : ' AND lease_until < ?';
+        const sql = `UPDATE countersign_attempts SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?${lease}`;
+        const params = [
+          ...values,
+          tenant,
+          id,
+          expectedStatus,
+          ...(expected.leaseBefore === undefined ? [] : [expected.leaseBefore]),
+        ];
+        return stmt(sql).run(...params).changes === 1;
       },
       listExpiredLeases: async (now, limit) =>
         stmt(

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { Store } from '../../../src/index.js';
+import { openStore } from '../../../src/store/open-store.js';
+
+/** The backends every reliability suite runs on. */
+export type BackendName = 'sqlite' | 'postgres';
+
+/** Raw SQL on a backend's own connection, beside the store (`?` placeholders on both backends). */
+export interface RawSql {
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  all(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
+  close(): Promise<void>;
+}
+
+/** One fresh, empty database of a backend: a SQLite file, or a PostgreSQL schema of its own. */
+export interface Backend {
+  readonly name: BackendName;
+  /** What a child process is given to open the same store: a file path or a PostgreSQL URL. */
+  readonly location: string;
+  /** Opens (and migrates) a store on this database. */
+  open(): Promise<Store>;
+  /** A raw connection for tampering and counting rows. */
+  sql(): Promise<RawSql>;
+  /** Drops the schema (or deletes the file) and everything beside it. */
+  dispose(): Promise<void>;
+}
+
+const PG_URL = process.env['COUNTERSIGN_TEST_PG_URL'] || undefined;
+
+/** Why the PostgreSQL runs are skipped, or undefined when they run (they need a real server). */
+export const POSTGRES_UNAVAILABLE: string | undefined = PG_URL
+  ? undefined
+  : 'COUNTERSIGN_TEST_PG_URL is not set';
+
+/** The backends to run on, each with the reason it is skipped (if it is). */
+export const BACKENDS: readonly { readonly name: BackendName; readonly skip: string | undefined }[] = [
+  { name: 'sqlite', skip: undefined },
+  { name: 'postgres', skip: POSTGRES_UNAVAILABLE },
+];
+
+/** Opens the store at a location: a PostgreSQL URL (`?schema=` honoured), or else a SQLite file path. Not migrated. */
+export function openStoreAt(location: string): Promise<Store> {
+  return openStore(location);
+}
+
+interface SqliteConnection {
+  prepare(sql: string): { run(...p: unknown[]): { changes: number }; all(...p: unknown[]): unknown[] };
+  pragma(source: string): unknown;
+  close(): void;
+}
+
+function sqliteRaw(path: string): RawSql {
+  const Database = createRequire(import.meta.url)('better-sqlite3') as new (
+    p: string,
+    o?: { timeout?: number },
+  ) => SqliteConnection;
+  const db = new Database(path, { timeout: 10_000 });
+  db.pragma('busy_timeout = 10000');
+  return {
+    run: async (sql, params = []) => db.prepare(sql).run(...params).changes,
+    all: async (sql, params = []) => db.prepare(sql).all(...params) as Record<string, unknown>[],
+    close: async () => db.close(),
+  };
+}
+
+function numbered(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+async function postgresRaw(url: string, schema: string): Promise<RawSql> {
+  const client = new pg.Client({ connectionString: url, options: `-c search_path=${schema}` });
+  await client.connect();
+  return {
+    run: async (sql, params = []) => (await client.query(numbered(sql), [...params])).rowCount ?? 0,
+    all: async (sql, params = []) =>
+      (await client.query(numbered(sql), [...params])).rows as Record<string, unknown>[],
+    close: () => client.end(),
+  };
+}
+
+/** Creates a fresh, empty database on a backend. PostgreSQL: a database of its own per call. */
+export async function createBackend(name: BackendName): Promise<Backend> {
+  const dir = mkdtempSync(join(tmpdir(), `countersign-reliability-${name}-`));
+  if (name === 'sqlite') {
+    const path = join(dir, 'store.db');
+    return {
+      name,
+      location: path,
+      open: async () => {
+        const store = await openStoreAt(path);
+        await store.migrate();
+        return store;
+      },
+      sql: async () => sqliteRaw(path),
+      dispose: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  if (!PG_URL) throw new Error(`PostgreSQL is unavailable: ${POSTGRES_UNAVAILABLE}`);
+  // A schema of its own per database made here: parallel files and cases never meet.
+  const schema = `cs_rel_${randomBytes(6).toString('hex')}`;
+  const url = new URL(PG_URL);
+  url.searchParams.set('schema', schema);
+  const location = url.toString();
+  return {
+    name,
+    location,
+    open: async () => {
+      const store = await openStoreAt(location);
+      await store.migrate();
+      return store;
+    },
+    sql: () => postgresRaw(PG_URL, schema),
+    dispose: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      const admin = new pg.Client({ connectionString: PG_URL });
+      await admin.connect();
+      try {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+/** A scratch directory beside a backend's database, removed by the caller. */
+export function scratchDir(prefix: string): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), `countersign-${prefix}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
