@@ -22,6 +22,7 @@ export {
   type AttemptStatus,
   type GrantRecord,
   FINAL_STATUSES,
+  PROPOSAL_STATUSES,
   PROPOSAL_FORMAT_VERSION,
   type ProposalRecord,
   type ProposalStatus,

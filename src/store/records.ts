@@ -12,6 +12,19 @@ export type ProposalStatus =
   | 'superseded'
   | 'expired';
 
+/** Every proposal status, in lifecycle order. */
+export const PROPOSAL_STATUSES: readonly ProposalStatus[] = [
+  'pending',
+  'executing',
+  'succeeded',
+  'needs_reconciliation',
+  'revision_required',
+  'terminal_failure',
+  'declined',
+  'superseded',
+  'expired',
+];
+
 /** Statuses a proposal never leaves. */
 export const FINAL_STATUSES: readonly ProposalStatus[] = [
   'succeeded',

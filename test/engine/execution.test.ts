@@ -11,6 +11,7 @@ import {
   ManualClock,
   proposePayment,
   tempDir,
+  proposeDraft,
 } from '../support/engine.js';
 
 let h: Harness | undefined;
@@ -241,18 +242,6 @@ describe('the command guard', () => {
 });
 
 describe('local effects commit with their outcome', () => {
-  async function proposeDraft(engine: Engine) {
-    const r = await engine.propose({
-      operation: 'email_broadcast.apply_draft',
-      request: { broadcast_id: 'bc-spring', subject: 'Season opens', body: 'See you Saturday.' },
-      tenant: 'acme',
-      resource: 'broadcast:bc-spring',
-      requestedBy: agent().id,
-      runId: 'run-1',
-    });
-    if (r.kind !== 'proposed') throw new Error(r.modelMessage);
-    return r.proposal;
-  }
   const drafts = (h: Harness) => {
     try {
       return h.store.database.prepare(`SELECT * FROM ${DRAFTS_TABLE}`).all();

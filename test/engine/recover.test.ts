@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DRAFTS_TABLE, demoWorld } from '../../examples/index.js';
-import type { Engine, FaultPoint } from '../../src/index.js';
-import { agent, approver, type Harness, harness, proposePayment } from '../support/engine.js';
+import type { FaultPoint } from '../../src/index.js';
+import { approver, type Harness, harness, proposeDraft, proposePayment } from '../support/engine.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -33,19 +33,6 @@ function stallAt(point: FaultPoint) {
     reached: reachedPromise,
     release: () => release(),
   };
-}
-
-async function proposeDraft(engine: Engine) {
-  const r = await engine.propose({
-    operation: 'email_broadcast.apply_draft',
-    request: { broadcast_id: 'bc-spring', subject: 'Season opens', body: 'See you Saturday.' },
-    tenant: 'acme',
-    resource: 'broadcast:bc-spring',
-    requestedBy: agent().id,
-    runId: 'run-1',
-  });
-  if (r.kind !== 'proposed') throw new Error(r.modelMessage);
-  return r.proposal;
 }
 
 describe('recovery after a worker stops mid-attempt', () => {

@@ -87,3 +87,17 @@ export async function proposePayment(engine: Engine, tenant = 'acme', invoice = 
     throw new Error(`expected proposed, got ${result.kind}: ${result.modelMessage}`);
   return result.proposal;
 }
+
+/** Proposes the demo email draft for acme (a local effect). */
+export async function proposeDraft(engine: Engine, subject = 'Season opens') {
+  const r = await engine.propose({
+    operation: 'email_broadcast.apply_draft',
+    request: { broadcast_id: 'bc-spring', subject, body: 'See you Saturday.' },
+    tenant: 'acme',
+    resource: 'broadcast:bc-spring',
+    requestedBy: agent().id,
+    runId: 'run-1',
+  });
+  if (r.kind !== 'proposed') throw new Error(r.modelMessage);
+  return r.proposal;
+}

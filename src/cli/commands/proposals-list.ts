@@ -1,20 +1,10 @@
 import { shortHash } from '../../canonical/digest.js';
 import { parseStoredJson } from '../../canonical/stored-json.js';
-import type { ProposalStatus } from '../../store/records.js';
+import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
 import { openCliStore, STORE_OPTIONS } from '../store-option.js';
 
-const STATUSES: readonly ProposalStatus[] = [
-  'pending',
-  'executing',
-  'succeeded',
-  'needs_reconciliation',
-  'revision_required',
-  'terminal_failure',
-  'declined',
-  'superseded',
-  'expired',
-];
+const STATUSES = PROPOSAL_STATUSES;
 
 /** `countersign proposals list`: a tenant's proposals, newest first. */
 export const proposalsListCommand: Command = {

@@ -5,7 +5,7 @@ import type { Engine } from '../../engine/create-engine.js';
 import type { Proposal } from '../../engine/proposal.js';
 import type { Actor } from '../../operation/actor.js';
 import { formatIssues, toInputIssues } from '../../operation/issues.js';
-import type { ProposalStatus } from '../../store/records.js';
+import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
@@ -24,17 +24,7 @@ export interface ApiDependencies {
   readonly publicUrl: URL | undefined;
 }
 
-const STATUSES: readonly ProposalStatus[] = [
-  'pending',
-  'executing',
-  'succeeded',
-  'needs_reconciliation',
-  'revision_required',
-  'terminal_failure',
-  'declined',
-  'superseded',
-  'expired',
-];
+const STATUSES = PROPOSAL_STATUSES;
 
 function invalid(issues: ReturnType<typeof toInputIssues>): HttpProblem {
   return new HttpProblem(422, 'invalid_request', formatIssues(issues), {
