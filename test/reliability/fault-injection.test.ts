@@ -50,7 +50,7 @@ const PAUSE_POINTS: readonly {
   readonly point: FaultPoint;
   readonly kind: Kind;
   readonly path: Path;
-  readonly bug?: string;
+  readonly note?: string;
 }[] = [
   { point: 'after_claim', kind: 'external', path: 'rerun' },
   { point: 'after_revalidation', kind: 'external', path: 'rerun' },
@@ -58,7 +58,7 @@ const PAUSE_POINTS: readonly {
     point: 'before_provider_call',
     kind: 'external',
     path: 'reconciled_unpaid',
-    bug: 'fails until execute.ts re-checks (and renews) its attempt right before the provider call: the woken worker pays after reconciliation recorded that nothing was paid',
+    note: 'its lease renewal right before the provider call fails, so it never pays after reconciliation recorded that nothing was paid',
   },
   { point: 'after_provider_accepted', kind: 'external', path: 'reconciled_paid' },
   { point: 'before_outcome_commit', kind: 'external', path: 'reconciled_paid' },
@@ -300,7 +300,7 @@ for (const { name, skip } of BACKENDS) {
       }
 
       it(
-        'four recovery sweeps in four processes at once take every expired attempt over exactly once, and none fails — on PostgreSQL this fails until recover.ts treats a lost compare-and-set as skipped instead of throwing',
+        'four recovery sweeps in four processes at once take every expired attempt over exactly once, and none fails (a lost compare-and-set is a skip)',
         async () => {
           const count = LARGE ? 200 : 40;
           // The re-runs wait for one another's write lock: give each new attempt a lease they can finish in.
@@ -353,7 +353,7 @@ for (const { name, skip } of BACKENDS) {
       );
 
       it(
-        'a sweep by an engine that lacks the operation does not close a paid external attempt as "nothing was sent" — fails until recover.ts leaves attempts of unregistered operations alone',
+        'a sweep by an engine that lacks the operation does not close a paid external attempt as "nothing was sent": it leaves it alone',
         async () => {
           lab = await openLab(name, 1);
           const l = lab;
@@ -398,7 +398,7 @@ for (const { name, skip } of BACKENDS) {
 
       for (const entry of PAUSE_POINTS) {
         it(
-          `SIGSTOP at ${entry.point} (${entry.kind}) past the lease, SIGCONT after another process took over: the woken worker commits nothing${entry.bug ? ` — ${entry.bug}` : ''}`,
+          `SIGSTOP at ${entry.point} (${entry.kind}) past the lease, SIGCONT after another process took over: the woken worker commits nothing${entry.note ? ` — ${entry.note}` : ''}`,
           async () => {
             const kinds = Array.from({ length: SIZES.pausesPerPoint }, () => entry.kind);
             lab = await openLab(name, kinds.length);

@@ -407,7 +407,7 @@ for (const { name, skip } of BACKENDS) {
       TIMEOUT,
     );
 
-    it('an unreadable row is reported as that broken event, not as an exception — fails until verifyAudit reports it (today the store throws JsonParseError and the CLI exits 2)', async () => {
+    it('an unreadable row is reported as that broken event, not as an exception (the CLI exits 1 naming it)', async () => {
       const original = await rows(sql);
       const row = original[Math.floor(original.length / 2)]!;
       const missed: string[] = [];
