@@ -332,7 +332,9 @@ describe('bad input', () => {
           if (response.status >= 500)
             failures.push(
               `${response.status} for ${r.path} ${String(r.text).slice(0, 120)}: ${JSON.stringify(response.body).slice(0, 200)} ${
-                process.env['PROBE'] ? JSON.stringify(server.logs.filter((l) => l.level === 'error').slice(-1)).slice(0, 1500) : ''
+                process.env['PROBE']
+                  ? JSON.stringify(server.logs.filter((l) => l.level === 'error').slice(-1)).slice(0, 1500)
+                  : ''
               }`,
             );
           else if (response.status >= 400 && typeof response.body['reason'] !== 'string')
