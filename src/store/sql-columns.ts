@@ -1,6 +1,7 @@
 import type { AttemptRecord, GrantRecord, ProposalRecord } from './records.js';
 
 // One list maps record fields to SQL columns for every SQL backend, so the backends cannot drift.
+/** Proposal record fields and their SQL columns, in insert order. */
 export const PROPOSAL_COLUMNS = [
   ['tenant', 'tenant'],
   ['id', 'id'],
@@ -34,6 +35,7 @@ export const PROPOSAL_COLUMNS = [
   ['updatedAt', 'updated_at'],
 ] as const satisfies readonly (readonly [keyof ProposalRecord, string])[];
 
+/** Attempt record fields and their SQL columns, in insert order. */
 export const ATTEMPT_COLUMNS = [
   ['tenant', 'tenant'],
   ['id', 'id'],
@@ -47,6 +49,7 @@ export const ATTEMPT_COLUMNS = [
   ['finishedAt', 'finished_at'],
 ] as const satisfies readonly (readonly [keyof AttemptRecord, string])[];
 
+/** Grant record fields and their SQL columns, in insert order. */
 export const GRANT_COLUMNS = [
   ['tenant', 'tenant'],
   ['id', 'id'],
@@ -113,6 +116,7 @@ export function toRow(columns: readonly (readonly [string, string])[], record: o
   return columns.map(([field]) => r[field] ?? null);
 }
 
+/** Audit event fields and their SQL columns, in insert order (see `auditRow`). */
 export const AUDIT_COLUMNS = [
   ['tenant', 'tenant'],
   ['seq', 'seq'],

@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DRAFTS_TABLE, demoWorld } from '../../examples/index.js';
 import type { FaultPoint } from '../../src/index.js';
-import { approver, type Harness, harness, proposeDraft, proposePayment } from '../support/engine.js';
+import {
+  approver,
+  claimProposal,
+  type Harness,
+  harness,
+  proposeDraft,
+  proposePayment,
+} from '../support/engine.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -40,16 +47,10 @@ describe('recovery after a worker stops mid-attempt', () => {
     const stall = stallAt('before_outcome_commit');
     h = await harness({ leaseMs: LEASE, faults: stall.hook });
     const proposal = await proposeDraft(h.engine);
-    const claimed = await h.engine.approve({
-      tenant: 'acme',
-      proposalId: proposal.id,
-      approver: approver(),
-      seenDigest: proposal.digest,
-    });
-    if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
-    // The first worker holds its transaction open at the stall: a second connection would wait, so
-    // the sweep runs after the lease and after the worker is released into a fenced commit.
-    const first = h.engine.execute(claimed.contract);
+    const contract = await claimProposal(h.engine, proposal);
+    // The worker holds its transaction open at the stall, so no sweep can run meanwhile; released
+    // after its lease, it still commits, since nothing took its attempt over.
+    const first = h.engine.execute(contract);
     await stall.reached;
     h.clock.advance(LEASE + 1);
     stall.release();
@@ -101,14 +102,8 @@ describe('recovery after a worker stops mid-attempt', () => {
       const world = demoWorld();
       h = await harness({ leaseMs: LEASE, faults: stall.hook, world });
       const proposal = await proposePayment(h.engine);
-      const claimed = await h.engine.approve({
-        tenant: 'acme',
-        proposalId: proposal.id,
-        approver: approver(),
-        seenDigest: proposal.digest,
-      });
-      if (claimed.kind !== 'claimed') throw new Error(claimed.kind);
-      void h.engine.execute(claimed.contract);
+      const contract = await claimProposal(h.engine, proposal);
+      void h.engine.execute(contract);
       await stall.reached;
       h.clock.advance(LEASE + 1);
       expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1, rerun: 0 });

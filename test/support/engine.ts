@@ -101,3 +101,15 @@ export async function proposeDraft(engine: Engine, subject = 'Season opens') {
   if (r.kind !== 'proposed') throw new Error(r.modelMessage);
   return r.proposal;
 }
+
+/** Approves a proposal as the acme approver and returns the claimed contract (throws otherwise). */
+export async function claimProposal(engine: Engine, proposal: { id: string; digest: string }) {
+  const claimed = await engine.approve({
+    tenant: 'acme',
+    proposalId: proposal.id,
+    approver: approver(),
+    seenDigest: proposal.digest,
+  });
+  if (claimed.kind !== 'claimed') throw new Error(`expected claimed, got ${claimed.kind}`);
+  return claimed.contract;
+}
