@@ -23,6 +23,11 @@ export const REASONS = [
   'grant_exhausted',
   'grant_revoked',
   'outside_grant',
+  'invalid_digest',
+  'resource_mismatch',
+  'section_mismatch',
+  'separation_of_duties',
+  'rate_limited',
 ] as const;
 
 /** One of the stable reason codes in {@link REASONS}. */

@@ -263,8 +263,10 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             reason: {
               enum: [
-                ...REASONS.filter((r) => r !== 'approved' && r !== 'approved_by_grant'),
-                ...SERVER_REASONS,
+                ...new Set([
+                  ...REASONS.filter((r) => r !== 'approved' && r !== 'approved_by_grant'),
+                  ...SERVER_REASONS,
+                ]),
               ],
             },
             message: { type: 'string' },
