@@ -49,7 +49,7 @@ const system =
 
 // Turn 1: tools bound to this run; the loop stops once a proposal exists.
 const runId = newId('run');
-const binding = { tenant: 'acme', resource: 'section:payables', agent: 'agent:acme-assistant' };
+const binding = { tenant: 'acme', resource: 'invoice:*', agent: 'agent:acme-assistant' };
 const first = await generateText({
   model,
   system,

@@ -52,7 +52,7 @@ async function chatModel(): Promise<BaseChatModel> {
 // Built and compiled once: the tools read the run id from each invocation's `configurable`.
 const tools = proposalTools(engine, (config) => ({
   tenant: 'acme',
-  resource: 'section:payables',
+  resource: 'invoice:*',
   runId: String(config.configurable?.['run_id'] ?? ''),
   agent: 'agent:acme-assistant',
 }));

@@ -49,7 +49,7 @@ const agent = new Agent<{ runId: string }>({
   model: realModel ? (process.env['OPENAI_MODEL'] ?? 'gpt-4.1-mini') : 'scripted',
   tools: proposalTools(engine, (context: { runId: string }) => ({
     tenant: 'acme',
-    resource: 'section:payables',
+    resource: 'invoice:*',
     runId: context.runId,
     agent: 'agent:acme-assistant',
   })),

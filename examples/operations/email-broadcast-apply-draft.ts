@@ -34,6 +34,7 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
     }),
     editable: ['subject', 'body'],
     arguments: argumentsSchema,
+    resource: (a) => `broadcast:${a.broadcast_id}`,
     async prepare(request, ctx) {
       const broadcast = deps.broadcasts.find(ctx.tenant, request.broadcast_id);
       if (!broadcast) return ctx.reject(`No broadcast ${request.broadcast_id}.`);

@@ -36,6 +36,7 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
       amount_minor: minorUnits().positive(),
       currency: currencyCode(),
     }),
+    resource: (a) => `invoice:${a.invoice_id}`,
     async prepare({ invoice_id }, ctx) {
       const invoice = deps.invoices.find(ctx.tenant, invoice_id);
       if (invoice?.status !== 'open') return ctx.reject(`No open invoice ${invoice_id}.`);

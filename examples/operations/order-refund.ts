@@ -56,6 +56,7 @@ export function orderRefundMissingDiscount(deps: {
       discount_id: z.string().min(1).max(64),
     }),
     arguments: argumentsSchema,
+    resource: (a) => `order:${a.order_id}`,
     async prepare(request, ctx) {
       const order = deps.orders.find(ctx.tenant, request.order_id);
       if (!order) return ctx.reject(`No order ${request.order_id}.`);

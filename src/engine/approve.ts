@@ -24,7 +24,17 @@ export interface ApproveInput {
   readonly seenDigest: string;
   /** The run id from the operator link, when there is one; a different run is `run_mismatch`. */
   readonly runId?: string;
+  /**
+   * The section the approver expects the proposal to belong to (what their page or link showed;
+   * `null` for none). When given, a different stored section is `section_mismatch`.
+   */
+  readonly expectedSection?: string | null;
+  /** The resource the approver expects (`invoice:inv-104`); when given, another is `resource_mismatch`. */
+  readonly expectedResource?: string;
 }
+
+/** A full contract digest: 64 lowercase hex characters. Anything else is never compared or stored. */
+export const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 /** What a claimed attempt may execute: exactly the frozen, approved arguments. */
 export interface ExecutionContract {
@@ -51,6 +61,31 @@ export type ApproveResult =
 
 /** Statuses whose outcome is stored: a replayed approval returns it. */
 const COMPLETED = new Set(['succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure']);
+
+/**
+ * Four eyes: the principal who proposed a proposal never approves it, nor does the operator whose
+ * edit produced it unless the operation or the engine allows that (each such approval is audited).
+ */
+export function separationOfDuties(
+  ctx: EngineContext,
+  actor: Actor,
+  record: ProposalRecord,
+  operation: AnyOperation | undefined,
+):
+  | { readonly kind: 'refused'; readonly message: string }
+  | { readonly kind: 'ok'; readonly editor: boolean } {
+  if (actor.id === record.requestedBy) {
+    return { kind: 'refused', message: 'the proposing principal cannot approve its own proposal' };
+  }
+  if (record.editedBy !== null && actor.id === record.editedBy) {
+    if (ctx.allowEditorApproval || operation?.allowEditorApproval) return { kind: 'ok', editor: true };
+    return {
+      kind: 'refused',
+      message: 'the operator who edited this proposal cannot approve it; another approver must',
+    };
+  }
+  return { kind: 'ok', editor: false };
+}
 
 /** True when the actor is an operator of the tenant with a role that may decide. */
 export function mayDecide(ctx: EngineContext, actor: Actor, tenant: string): boolean {
@@ -149,6 +184,18 @@ async function refuse(
  */
 export async function approve(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
   const { approver } = input;
+  // Refused before anything is read or written: a malformed digest never reaches the audit trail.
+  if (typeof input.seenDigest !== 'string' || !FULL_DIGEST.test(input.seenDigest)) {
+    ctx.logger.warn(
+      { tenant: input.tenant, proposalId: input.proposalId, actor: approver.id, reason: 'invalid_digest' },
+      'denied invalid_digest',
+    );
+    return {
+      kind: 'not_approvable',
+      reason: 'invalid_digest',
+      message: 'seenDigest must be the full digest the page showed: 64 lowercase hex characters',
+    };
+  }
   return inTransaction(ctx, async (t) => {
     const record =
       approver.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
@@ -161,16 +208,33 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     }
     const operation = ctx.operations.get(record.operation);
     const scope = parseStoredJson(record.scopeJson);
+    if (!mayDecide(ctx, approver, record.tenant) || (operation && !operation.authorize(approver, scope))) {
+      return refuse(
+        t,
+        record,
+        approver,
+        'forbidden',
+        'not allowed to approve this operation',
+        input.seenDigest,
+      );
+    }
+    const duties = separationOfDuties(ctx, approver, record, operation);
+    if (duties.kind === 'refused') {
+      return refuse(t, record, approver, 'separation_of_duties', duties.message, input.seenDigest);
+    }
+    // A replay must name the contract that ran: another digest is a stale page, not a replay.
     if (
-      !mayDecide(ctx, approver, record.tenant) ||
-      approver.id === record.requestedBy ||
-      (operation && !operation.authorize(approver, scope))
+      (COMPLETED.has(record.status) || record.status === 'executing') &&
+      input.seenDigest !== record.digest
     ) {
-      const message =
-        approver.id === record.requestedBy
-          ? 'the proposing principal cannot approve its own proposal'
-          : 'not allowed to approve this operation';
-      return refuse(t, record, approver, 'forbidden', message, input.seenDigest);
+      return refuse(
+        t,
+        record,
+        approver,
+        'stale_view',
+        'the page showed another version of this proposal; reload it',
+        input.seenDigest,
+      );
     }
     if (COMPLETED.has(record.status) && record.outcomeJson) {
       await refuse(
@@ -208,6 +272,26 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         input.seenDigest,
       );
     }
+    if (input.expectedSection !== undefined && input.expectedSection !== record.section) {
+      return refuse(
+        t,
+        record,
+        approver,
+        'section_mismatch',
+        `the proposal belongs to section ${record.section ?? '(none)'}, not ${input.expectedSection ?? '(none)'}`,
+        input.seenDigest,
+      );
+    }
+    if (input.expectedResource !== undefined && input.expectedResource !== record.resource) {
+      return refuse(
+        t,
+        record,
+        approver,
+        'resource_mismatch',
+        `the proposal acts on ${record.resource}, not ${input.expectedResource}`,
+        input.seenDigest,
+      );
+    }
     if (input.seenDigest !== record.digest) {
       return refuse(
         t,
@@ -230,7 +314,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     }
     const failure = integrityFailure(ctx, record, operation);
     if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
-    return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest);
+    return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest, duties.editor);
   });
 }
 
@@ -275,6 +359,7 @@ export async function claim(
   approvalKind: 'exact' | 'grant',
   grantId: string | null,
   seenDigest: string,
+  byEditor = false,
 ): Promise<ApproveResult> {
   const now = ctx.clock.now();
   const attemptNumber = record.currentAttempt + 1;
@@ -321,7 +406,11 @@ export async function claim(
     step: 'approved',
     reason: approvalKind === 'grant' ? 'approved_by_grant' : 'approved',
     digests: { proposed: record.digest, seen: seenDigest, approved: record.digest },
-    detail: grantId ? { grantId } : {},
+    detail: {
+      ...(grantId ? { grantId } : {}),
+      // Audited whenever the editor's own approval was allowed by configuration.
+      ...(byEditor ? { editorApproval: true } : {}),
+    },
   });
   await t.record({
     ...base,

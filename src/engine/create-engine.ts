@@ -40,6 +40,12 @@ export interface EngineOptions {
   readonly sealKey?: string | Uint8Array;
   /** Operator roles that may approve, decline, edit and reconcile. Default `['approver', 'admin']`. */
   readonly approverRoles?: readonly string[];
+  /**
+   * Lets the operator who edited a proposal approve the new one, for every operation. Off by
+   * default: the proposer and the editor never approve (four eyes). Each such approval is audited
+   * with `editorApproval: true`. Per operation: `allowEditorApproval` in `defineOperation`.
+   */
+  readonly allowEditorApproval?: boolean;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
   /** Called after each committed lifecycle step: see `countersign/server`'s Prometheus metrics. */
@@ -61,6 +67,8 @@ export interface Engine {
   readonly operations: ReadonlyMap<string, AnyOperation>;
   /** Operator roles that may approve, decline, edit and reconcile. */
   readonly approverRoles: readonly string[];
+  /** Whether an editor may approve their own edit for every operation (see {@link EngineOptions}). */
+  readonly allowEditorApproval: boolean;
   /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
   propose(input: ProposeInput): Promise<ProposeResult>;
   /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
@@ -120,6 +128,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     sealKey: options.sealKey,
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
+    allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
   });
   if (options.migrate !== false) await options.store.migrate();
@@ -127,6 +136,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   return Object.freeze({
     operations,
     approverRoles: ctx.approverRoles,
+    allowEditorApproval: ctx.allowEditorApproval,
     propose: (input: ProposeInput) => propose(ctx, input, executeOptions),
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),

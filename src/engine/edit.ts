@@ -1,11 +1,10 @@
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { Actor } from '../operation/actor.js';
-import type { ProposalFacts } from '../operation/define-operation.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './approve.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
-import { freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
+import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { type Proposal, toProposal } from './proposal.js';
 
 /** An operator changes editable request fields of a pending proposal. */
@@ -47,15 +46,19 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
     );
   }
   const request = { ...(parseStoredJson(record.requestJson) as Record<string, unknown>), ...input.changes };
-  const facts: ProposalFacts = {
+  const facts: FreezeFacts = {
     tenant: record.tenant,
     section: record.section,
-    resource: record.resource,
+    // An operation that names its resource names it again from the edited arguments.
+    resource: operation.resourceOf ? null : record.resource,
     requestedBy: record.requestedBy,
     runId: record.runId,
     operation: record.operation,
   };
-  const frozen = await freezeProposal(ctx, operation, request, facts, { supersedes: record.id });
+  const frozen = await freezeProposal(ctx, operation, request, facts, {
+    supersedes: record.id,
+    editedBy: input.editor.id,
+  });
   if (frozen.kind !== 'frozen') return frozen;
   const next = frozen.record;
   return inTransaction(ctx, async (t): Promise<EditResult> => {

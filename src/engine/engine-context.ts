@@ -25,6 +25,8 @@ export interface EngineContext {
   readonly approverRoles: readonly string[];
   /** How long a claimed attempt may run before a recovery sweep may take it over. */
   readonly leaseMs: number;
+  /** Lets an editor approve their own edit for every operation (audited); off by default. */
+  readonly allowEditorApproval: boolean;
   /** Called after each committed step (metrics, tracing). */
   readonly observers: readonly LifecycleObserver[];
 }

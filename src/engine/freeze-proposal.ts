@@ -3,6 +3,7 @@ import { CanonicalizationError } from '../canonical/errors.js';
 import type { AnyOperation, ProposalFacts, Rejection } from '../operation/define-operation.js';
 import { formatIssues, type InputIssue, toInputIssues } from '../operation/issues.js';
 import { buildScope } from '../operation/scope.js';
+import { withinResource } from '../grants/grant.js';
 import { PROPOSAL_FORMAT_VERSION, type ProposalRecord } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
 import { OperationContractError } from './errors.js';
@@ -12,7 +13,7 @@ import { contractDigest, contractSeal } from './proposal.js';
 /** The model's request could not become a proposal; `modelMessage` is safe to send back to it. */
 export interface InvalidRequest {
   readonly kind: 'invalid_request';
-  readonly reason: 'invalid_request' | 'run_id_missing';
+  readonly reason: 'invalid_request' | 'run_id_missing' | 'resource_mismatch';
   readonly issues: readonly InputIssue[];
   readonly modelMessage: string;
 }
@@ -34,17 +35,57 @@ function isRejection(value: unknown): value is Rejection {
   return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'rejected';
 }
 
+/** Server-owned facts of a new freeze; `resource` is the caller's label, null when it gives none. */
+export type FreezeFacts = Omit<ProposalFacts, 'resource'> & { readonly resource: string | null };
+
+/**
+ * The resource a proposal is stored under: derived from the arguments when the operation names
+ * its own (the caller's label must then agree: equal, or a `prefix*` boundary around it), else the
+ * caller's label.
+ */
+function resolveResource(
+  operation: AnyOperation,
+  args: unknown,
+  label: string | null,
+): { readonly kind: 'ok'; readonly resource: string } | InvalidRequest {
+  if (!operation.resourceOf) {
+    if (label === null) {
+      throw new OperationContractError(
+        operation.kind,
+        'needs a resource from the caller: it does not name its own (define `resource`)',
+      );
+    }
+    return { kind: 'ok', resource: label };
+  }
+  const derived = operation.resourceOf(args);
+  if (typeof derived !== 'string' || derived.length === 0) {
+    throw new OperationContractError(operation.kind, 'resource() must return a non-empty string');
+  }
+  if (label !== null && !withinResource(label, derived)) {
+    return invalidRequest(
+      [
+        {
+          path: '$.resource',
+          message: `the request acts on ${derived}, not ${label}; the resource is named by the operation`,
+        },
+      ],
+      'resource_mismatch',
+    );
+  }
+  return { kind: 'ok', resource: derived };
+}
+
 /**
  * Parses the model's request strictly, runs the operation's `prepare` against server-owned state,
- * checks the typed arguments, builds the scope, and freezes everything into a new pending record.
- * Nothing is stored here.
+ * checks the typed arguments, names the resource, builds the scope, and freezes everything into a
+ * new pending record. Nothing is stored here.
  */
 export async function freezeProposal(
   ctx: EngineContext,
   operation: AnyOperation,
   rawRequest: unknown,
-  facts: ProposalFacts,
-  links: { readonly supersedes: string | null },
+  given: FreezeFacts,
+  links: { readonly supersedes: string | null; readonly editedBy: string | null },
 ): Promise<{ readonly kind: 'frozen'; readonly record: ProposalRecord } | InvalidRequest> {
   const requestSchema = operation.request;
   const prepare = operation.prepare;
@@ -66,7 +107,7 @@ export async function freezeProposal(
   if (!parsed.success) return invalidRequest(toInputIssues(parsed.error));
 
   const prepared = await prepare(parsed.data, {
-    ...facts,
+    ...given,
     reject: (modelMessage: string) => ({ kind: 'rejected', modelMessage }),
   });
   if (isRejection(prepared)) {
@@ -84,6 +125,9 @@ export async function freezeProposal(
       `prepare returned invalid arguments: ${formatIssues(toInputIssues(args.error))}`,
     );
   }
+  const named = resolveResource(operation, args.data, given.resource);
+  if (named.kind !== 'ok') return named;
+  const facts: ProposalFacts = { ...given, resource: named.resource };
   const scope = buildScope(operation, operation.toScope(args.data, facts));
   if (scope.kind === 'invalid') {
     throw new OperationContractError(
@@ -97,11 +141,15 @@ export async function freezeProposal(
   const id = newId('prp');
   const now = ctx.clock.now();
   const digest = contractDigest({
+    formatVersion: PROPOSAL_FORMAT_VERSION,
     operation: operation.kind,
     scopeVersion: operation.scopeVersion,
     viewVersion: operation.viewVersion,
     tenant: facts.tenant,
+    section: facts.section,
     resource: facts.resource,
+    requestedBy: facts.requestedBy,
+    editedBy: links.editedBy,
     runId: facts.runId,
     scopeDigest: scope.digest.sha256,
     arguments: JSON.parse(argumentsJson),
@@ -115,6 +163,7 @@ export async function freezeProposal(
     section: facts.section,
     resource: facts.resource,
     requestedBy: facts.requestedBy,
+    editedBy: links.editedBy,
     operation: operation.kind,
     scopeVersion: operation.scopeVersion,
     viewVersion: operation.viewVersion,

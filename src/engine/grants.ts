@@ -57,7 +57,13 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
   const now = ctx.clock.now();
   const operations = input.operations.map((kind) => ctx.operations.get(kind));
   input.operations.forEach((kind, i) => {
-    if (!operations[i]) issues.push({ path: `$.operations[${i}]`, message: `unknown operation "${kind}"` });
+    const operation = operations[i];
+    if (!operation) issues.push({ path: `$.operations[${i}]`, message: `unknown operation "${kind}"` });
+    else if (!operation.resourceOf)
+      issues.push({
+        path: `$.operations[${i}]`,
+        message: `${kind} does not name its resource from its arguments, so a resource bound cannot be checked`,
+      });
   });
   if (input.operations.length === 0) issues.push({ path: '$.operations', message: 'at least one operation' });
   if (typeof input.subject !== 'string' || !input.subject.startsWith('agent:'))
@@ -210,9 +216,18 @@ export async function applyGrants(
   if (candidates.length === 0) return undefined;
   const scope = parseStoredJson(record.scopeJson) as Record<string, unknown>;
   const now = ctx.clock.now();
+  // Only a resource the operation derived from the frozen arguments is held against a grant's
+  // bound; a label the caller chose never is.
+  const named = ctx.operations.get(record.operation)?.resourceOf !== undefined;
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {
-    const fit: GrantFit = evaluateGrant(candidate, scope, record.resource, now);
+    const fit: GrantFit = named
+      ? evaluateGrant(candidate, scope, record.resource, now)
+      : {
+          kind: 'refused',
+          reason: 'outside_grant',
+          detail: `${record.operation} does not name its resource from its arguments`,
+        };
     if (
       fit.kind === 'fits' &&
       (await t.tx.spendGrant(record.tenant, candidate.id, { amount: fit.amount, now }))

@@ -13,6 +13,8 @@ export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
   readonly section: string | null;
   readonly resource: string;
   readonly requestedBy: string;
+  /** The operator whose edit produced this proposal; like the proposer, they do not approve it. */
+  readonly editedBy: string | null;
   readonly operation: string;
   readonly scopeVersion: number;
   readonly viewVersion: number;
@@ -39,21 +41,36 @@ export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
   readonly outcome: Outcome<Result> | null;
 }
 
-/** The fields a contract digest covers: everything a human approves, bound to its run. */
+/**
+ * The fields a contract digest covers: everything a human approves, bound to its run, its place
+ * (tenant, section, resource) and who asked for it (proposer, editor). Which fields count depends
+ * on the stored format: format 1 (0.1) bound neither section nor people; it is still verified
+ * exactly as it was written.
+ */
 export interface ContractBody {
+  readonly formatVersion: number;
   readonly operation: string;
   readonly scopeVersion: number;
   readonly viewVersion: number;
   readonly tenant: string;
+  readonly section: string | null;
   readonly resource: string;
+  readonly requestedBy: string;
+  readonly editedBy: string | null;
   readonly runId: string;
   readonly scopeDigest: string;
   readonly arguments: unknown;
   readonly preview: unknown;
 }
 
-/** The contract digest (full SHA-256 hex) of a proposal's frozen parts. */
+/** The contract digest (full SHA-256 hex) of a proposal's frozen parts, per its stored format. */
 export function contractDigest(body: ContractBody): string {
+  if (body.formatVersion === 1) {
+    const { formatVersion, section, requestedBy, editedBy, ...format1 } = body;
+    return digest(format1).sha256;
+  }
+  // The format version is itself digested, so a record rewritten to claim format 1 (whose digest
+  // ignores the section) no longer matches its stored digest.
   return digest(body).sha256;
 }
 
@@ -65,11 +82,15 @@ export function contractSeal(id: string, contract: string, key: string | Uint8Ar
 /** Recomputes the contract digest from exactly what a record stores. Throws on unparsable JSON. */
 export function recomputeContractDigest(record: ProposalRecord): string {
   return contractDigest({
+    formatVersion: record.formatVersion,
     operation: record.operation,
     scopeVersion: record.scopeVersion,
     viewVersion: record.viewVersion,
     tenant: record.tenant,
+    section: record.section,
     resource: record.resource,
+    requestedBy: record.requestedBy,
+    editedBy: record.editedBy,
     runId: record.runId,
     scopeDigest: record.scopeDigest,
     arguments: parseStoredJson(record.argumentsJson),
@@ -82,9 +103,13 @@ export function frozenJson(text: string): unknown {
   return freeze<unknown>(parseStoredJson(text));
 }
 
-/** The public view of a stored proposal. */
+/**
+ * The public view of a stored proposal. Given `now`, a pending proposal past its expiry reads
+ * `expired` even before the sweep has stored it so: it can no longer be approved.
+ */
 export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
   record: ProposalRecord,
+  now?: number,
 ): Proposal<Args, Preview, Result> {
   return {
     id: record.id,
@@ -93,6 +118,7 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     section: record.section,
     resource: record.resource,
     requestedBy: record.requestedBy,
+    editedBy: record.editedBy,
     operation: record.operation,
     scopeVersion: record.scopeVersion,
     viewVersion: record.viewVersion,
@@ -103,7 +129,8 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     digest: record.digest,
     short: shortHash(record.digest),
     scopeDigest: record.scopeDigest,
-    status: record.status,
+    status:
+      record.status === 'pending' && now !== undefined && now >= record.expiresAt ? 'expired' : record.status,
     createdAt: new Date(record.createdAt),
     expiresAt: new Date(record.expiresAt),
     supersedes: record.supersedes,

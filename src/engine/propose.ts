@@ -1,13 +1,12 @@
 import { ConfigurationError } from '../canonical/errors.js';
-import type { ProposalFacts } from '../operation/define-operation.js';
 import type { EngineContext } from './engine-context.js';
 import { inTransaction } from './audit-step.js';
-import { freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
+import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { type Proposal, toProposal } from './proposal.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, type GrantDecision } from './grants.js';
 
-/** What an agent (through the application) proposes. Tenant, resource and requester come from the server. */
+/** What an agent (through the application) proposes. Tenant, section and requester come from the server. */
 export interface ProposeInput {
   /** The operation kind, e.g. `invoice.pay`. */
   readonly operation: string;
@@ -15,7 +14,12 @@ export interface ProposeInput {
   readonly request: unknown;
   readonly tenant: string;
   readonly section?: string | null;
-  readonly resource: string;
+  /**
+   * The resource the caller expects the proposal to act on. For an operation that names its own
+   * resource (`resource` in `defineOperation`) it is optional and must agree with the derived one
+   * (equal, or a `prefix*` boundary), else `resource_mismatch`; otherwise it is required and stored.
+   */
+  readonly resource?: string | undefined;
   /** The proposing principal (an agent). It can never approve its own proposal. */
   readonly requestedBy: string;
   /** The agent run this proposal belongs to. Missing → `run_id_missing` (fail closed). */
@@ -47,7 +51,6 @@ export async function propose(
   executeOptions: ExecuteOptions = {},
 ): Promise<ProposeResult> {
   const tenant = requireText('tenant', input.tenant);
-  const resource = requireText('resource', input.resource);
   const requestedBy = requireText('requestedBy', input.requestedBy);
   if (typeof input.runId !== 'string' || input.runId.trim() === '') {
     return invalidRequest(
@@ -64,7 +67,9 @@ export async function propose(
       },
     ]);
   }
-  const facts: ProposalFacts = {
+  const resource =
+    input.resource === undefined && operation.resourceOf ? null : requireText('resource', input.resource);
+  const facts: FreezeFacts = {
     tenant,
     section: input.section ?? null,
     resource,
@@ -72,7 +77,10 @@ export async function propose(
     runId: input.runId,
     operation: operation.kind,
   };
-  const frozen = await freezeProposal(ctx, operation, input.request, facts, { supersedes: null });
+  const frozen = await freezeProposal(ctx, operation, input.request, facts, {
+    supersedes: null,
+    editedBy: null,
+  });
   if (frozen.kind !== 'frozen') return frozen;
   const { record } = frozen;
   const grant = await inTransaction(ctx, async (t) => {

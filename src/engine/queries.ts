@@ -28,7 +28,7 @@ export async function getProposal(
   proposalId: string,
 ): Promise<Proposal | undefined> {
   const record = await ctx.store.read((tx) => tx.getProposal(tenant, proposalId));
-  return record ? toProposal(record) : undefined;
+  return record ? toProposal(record, ctx.clock.now()) : undefined;
 }
 
 function decodeCursor(cursor: string | undefined): { createdAt: number; id: string } | undefined {
@@ -56,8 +56,9 @@ export async function listProposals(
   );
   const page = records.slice(0, limit);
   const last = page[page.length - 1];
+  const now = ctx.clock.now();
   return {
-    items: page.map((r) => toProposal(r)),
+    items: page.map((r) => toProposal(r, now)),
     ...(records.length > limit && last
       ? { nextCursor: Buffer.from(`${last.createdAt}~${last.id}`).toString('base64url') }
       : {}),

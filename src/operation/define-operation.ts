@@ -29,8 +29,13 @@ export interface Prepared<Args, Preview> {
   readonly preview: Preview;
 }
 
-/** Context for `prepare`: the server-owned facts and a way to refuse with safe text. */
-export interface PrepareContext extends ProposalFacts {
+/**
+ * Context for `prepare`: the server-owned facts and a way to refuse with safe text. For an
+ * operation that names its own resource, `resource` is the caller's label (or null): the stored
+ * resource is derived from the arguments `prepare` returns.
+ */
+export interface PrepareContext extends Omit<ProposalFacts, 'resource'> {
+  readonly resource: string | null;
   /** Refuse the request with text the model may read. Never include secrets. */
   reject(modelMessage: string): Rejection;
 }
@@ -139,6 +144,18 @@ export interface OperationDefinition<
   readonly arguments?: ArgsSchema;
   /** Request fields an operator may change in an edit (re-run through `prepare`, a new freeze). */
   readonly editable?: readonly string[];
+  /**
+   * Names the resource a proposal acts on from its own typed arguments, e.g.
+   * `(a) => \`invoice:${a.invoice_id}\``. The stored resource is then this derived name, never a
+   * label the agent sends (a label that disagrees is refused as `resource_mismatch`), and grants
+   * bounded to a resource can cover the operation. Without it, grants cannot cover the operation.
+   */
+  readonly resource?: (args: z.output<ArgsSchema>) => string;
+  /**
+   * Lets the operator who edited a proposal approve the new one. Off by default (four eyes: the
+   * proposer and the editor never approve); each use is audited.
+   */
+  readonly allowEditorApproval?: boolean;
   /** Builds the scope from arguments; defaults to `{ tenant, operation, ...arguments }`. */
   readonly toScope?: (args: z.output<ArgsSchema>, facts: ProposalFacts) => unknown;
   /** Resolves defaults and derived values from server-owned state. */
@@ -188,6 +205,10 @@ export interface Operation<
   readonly request: z.ZodType<Request> | undefined;
   readonly arguments: z.ZodType<Args> | undefined;
   readonly editable: readonly string[];
+  /** See {@link OperationDefinition.allowEditorApproval}. */
+  readonly allowEditorApproval: boolean;
+  /** The resource derived from the arguments, when the operation names its own. */
+  resourceOf?(args: Args): string;
   toScope(args: Args, facts: ProposalFacts): unknown;
   prepare?(request: Request, ctx: PrepareContext): Promise<Prepared<Args, Preview> | Rejection>;
   authorize(actor: Actor, scope: Scope): boolean;
@@ -311,6 +332,8 @@ export function defineOperation<
     request: d.request as z.ZodType<z.output<RequestSchema>> | undefined,
     arguments: d.arguments as z.ZodType<Args> | undefined,
     editable: Object.freeze([...(d.editable ?? [])]),
+    allowEditorApproval: d.allowEditorApproval ?? false,
+    ...(d.resource ? { resourceOf: d.resource } : {}),
     toScope:
       d.toScope ??
       ((args: Args, facts: ProposalFacts) => ({

@@ -64,9 +64,10 @@ export class HttpProblem extends CountersignError {
 }
 
 /**
- * The status of a lifecycle refusal: `invalid_request` 422, `run_id_missing` 400, `not_found`
- * 404, `forbidden` 403, every other refusal (`stale_view`, `expired`, `declined`, `superseded`,
- * `replayed`, …) 409.
+ * The status of a lifecycle refusal: `invalid_request` 422, `run_id_missing` and `invalid_digest`
+ * 400, `not_found` 404, `forbidden` and `separation_of_duties` 403, `rate_limited` 429, every other
+ * refusal (`stale_view`, `expired`, `declined`, `superseded`, `replayed`, `section_mismatch`,
+ * `resource_mismatch`, …) 409.
  */
 export function refusalStatus(reason: DenialReason): ProblemStatus {
   switch (reason) {
@@ -77,7 +78,12 @@ export function refusalStatus(reason: DenialReason): ProblemStatus {
     case 'not_found':
       return 404;
     case 'forbidden':
+    case 'separation_of_duties':
       return 403;
+    case 'invalid_digest':
+      return 400;
+    case 'rate_limited':
+      return 429;
     default:
       return 409;
   }

@@ -53,7 +53,23 @@ const FORMAT_1 = z.strictObject({
   updatedAt: millis,
 });
 
-const FORMATS: Readonly<Record<number, z.ZodType<ProposalRecord>>> = { 1: FORMAT_1 };
+// Format 2: adds the editor; the contract digest also binds section, requestedBy and editedBy.
+const FORMAT_2 = FORMAT_1.extend({
+  formatVersion: z.literal(2),
+  editedBy: z.string().min(1).nullable(),
+});
+
+// A format-1 record read back from a newer schema carries the later columns as null: they are not
+// part of what format 1 stored, so they are set aside before its schema (never edited) checks it.
+const format1 = z
+  .preprocess((raw) => {
+    if (typeof raw !== 'object' || raw === null || !('editedBy' in raw)) return raw;
+    const { editedBy, ...rest } = raw as Record<string, unknown>;
+    return editedBy === null ? rest : raw;
+  }, FORMAT_1)
+  .transform((record): ProposalRecord => ({ ...record, editedBy: null }));
+
+const FORMATS: Readonly<Record<number, z.ZodType<ProposalRecord, unknown>>> = { 1: format1, 2: FORMAT_2 };
 
 /**
  * Checks a stored proposal against the schema of its own `formatVersion`. Unknown versions, missing

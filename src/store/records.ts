@@ -35,8 +35,11 @@ export const FINAL_STATUSES: readonly ProposalStatus[] = [
   'expired',
 ];
 
-/** The stored proposal format this code writes. Older formats keep their fixtures forever. */
-export const PROPOSAL_FORMAT_VERSION = 1;
+/**
+ * The stored proposal format this code writes. Older formats keep their fixtures forever.
+ * Format 2 adds `editedBy` and binds `section`, `requestedBy` and `editedBy` into the contract digest.
+ */
+export const PROPOSAL_FORMAT_VERSION = 2;
 
 /**
  * The durable proposal, as a store persists it. JSON parts are stored as canonical JSON text so
@@ -50,6 +53,11 @@ export interface ProposalRecord {
   readonly section: string | null;
   readonly resource: string;
   readonly requestedBy: string;
+  /**
+   * The operator whose edit produced this proposal (format 2), else null. Like the proposer, the
+   * editor never approves it unless the operation or server explicitly allows it.
+   */
+  readonly editedBy: string | null;
   readonly operation: string;
   readonly scopeVersion: number;
   readonly viewVersion: number;

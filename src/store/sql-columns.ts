@@ -10,6 +10,7 @@ export const PROPOSAL_COLUMNS = [
   ['section', 'section'],
   ['resource', 'resource'],
   ['requestedBy', 'requested_by'],
+  ['editedBy', 'edited_by'],
   ['operation', 'operation'],
   ['scopeVersion', 'scope_version'],
   ['viewVersion', 'view_version'],

@@ -28,6 +28,7 @@ export function sampleProposal(overrides: Partial<ProposalRecord> = {}): Proposa
     section: 'payables',
     resource: 'invoice:inv-104',
     requestedBy: 'agent:acme',
+    editedBy: null,
     operation: 'invoice.pay',
     scopeVersion: 1,
     viewVersion: 1,

@@ -137,7 +137,7 @@ describe('countersign mcp (stdio, through the official MCP client)', () => {
     expect(proposal).toMatchObject({
       status: 'pending',
       requestedBy: 'agent:acme-assistant',
-      resource: 'mcp',
+      resource: 'invoice:inv-104',
     });
     expect(proposal?.runId).toMatch(/^run_/);
     expect(stderr).toContain(proposal!.runId);

@@ -46,7 +46,7 @@ describe('countersign/openai-agents', () => {
     expect(proposal?.status).toBe('pending');
     expect(proposal?.runId).toBe('run-1');
     expect(proposal?.requestedBy).toBe('agent:acme-assistant');
-    expect(proposal?.resource).toBe('section:payables');
+    expect(proposal?.resource).toBe('invoice:inv-104');
     expect(result.finalOutput).toBe(
       `Waiting for approval: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}).`,
     );

@@ -136,8 +136,9 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
     expect(await h.engine.get('globex', proposal.id)).toBeUndefined();
   });
 
-  it('a viewer, an agent and the proposing principal are forbidden', async () => {
+  it('a viewer and an agent are forbidden; the proposing principal is separation_of_duties', async () => {
     const proposal = await proposePayment(h.engine);
+    const reasons = [];
     for (const actor of [viewer(), agent(), { ...approver(), id: agent().id }]) {
       const r = await h.engine.approve({
         tenant: 'acme',
@@ -145,8 +146,9 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
         approver: actor,
         seenDigest: proposal.digest,
       });
-      expect(r.kind === 'not_approvable' && r.reason).toBe('forbidden');
+      reasons.push(r.kind === 'not_approvable' && r.reason);
     }
+    expect(reasons).toEqual(['forbidden', 'forbidden', 'separation_of_duties']);
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
   });
 
@@ -328,14 +330,14 @@ describe('edit is a new freeze', () => {
     const wrongDigest = await h.engine.approve({
       tenant: 'acme',
       proposalId: next.id,
-      approver: approver(),
+      approver: approver('acme', 'bob'),
       seenDigest: old.digest,
     });
     expect(wrongDigest.kind === 'not_approvable' && wrongDigest.reason).toBe('stale_view');
     const done = await h.engine.approveAndExecute({
       tenant: 'acme',
       proposalId: next.id,
-      approver: approver(),
+      approver: approver('acme', 'bob'),
       seenDigest: next.digest,
     });
     expect(done.kind === 'completed' && done.outcome.kind).toBe('succeeded');

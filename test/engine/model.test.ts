@@ -65,7 +65,11 @@ async function checkInvariants(real: Real): Promise<void> {
         superseded: 'edited',
         expired: 'expired',
       };
-      if (expectedStep[p.status]) expect(events.map((e) => e.step)).toContain(expectedStep[p.status]);
+      const steps = events.map((e) => e.step);
+      // A pending proposal past its expiry reads expired before the sweep stores (and audits) it.
+      const unswept = p.status === 'expired' && !steps.includes('expired');
+      if (unswept) expect(p.expiresAt.getTime()).toBeLessThanOrEqual(real.clock.now());
+      else if (expectedStep[p.status]) expect(steps).toContain(expectedStep[p.status]);
       if (p.outcome) expect(events.map((e) => e.step)).toContain('outcome');
     }
   }

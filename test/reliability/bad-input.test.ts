@@ -180,7 +180,8 @@ describe('bad input', () => {
             if (result.kind === 'proposed') return void tally(outcomes, 'proposed');
             if (
               result.kind !== 'invalid_request' ||
-              !['invalid_request', 'run_id_missing'].includes(result.reason)
+              // A label that disagrees with the resource the operation derives is refused by name.
+              !['invalid_request', 'run_id_missing', 'resource_mismatch'].includes(result.reason)
             )
               failures.push(`unexpected result ${JSON.stringify(result).slice(0, 200)}`);
             else if (

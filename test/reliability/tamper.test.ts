@@ -602,11 +602,15 @@ for (const { name, skip } of BACKENDS) {
       };
       const scopeDigest = digest(scope).sha256;
       const forgedDigest = contractDigest({
+        formatVersion: Number(r['format_version']),
         operation: String(r['operation']),
         scopeVersion: Number(r['scope_version']),
         viewVersion: Number(r['view_version']),
         tenant: TENANT,
+        section: r['section'] === null ? null : String(r['section']),
         resource: String(r['resource']),
+        requestedBy: String(r['requested_by']),
+        editedBy: r['edited_by'] === null ? null : String(r['edited_by']),
         runId: String(r['run_id']),
         scopeDigest,
         arguments: args,

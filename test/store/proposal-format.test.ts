@@ -37,6 +37,27 @@ describe('stored proposal format 1 (fixture kept forever)', () => {
   });
 });
 
+describe('stored proposal format 2 (fixture kept forever): section, proposer and editor bound', () => {
+  it('decodes, and its digest still verifies: it is approved and executed as it was', async () => {
+    const record = decodeProposalRecord(read(join(FIXTURES, 'proposal-format-v2.json')));
+    expect(record).toMatchObject({ formatVersion: 2, section: 'payables', editedBy: null });
+    const result = await approveStored(record);
+    expect(result.kind === 'completed' && result.outcome.kind).toBe('succeeded');
+  });
+
+  it('the same record with another section is never approved: corrupt_approval_record', async () => {
+    const record = decodeProposalRecord(read(join(FIXTURES, 'proposal-format-v2.json')));
+    const result = await approveStored({ ...record, section: 'treasury' });
+    expect(result).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_approval_record' });
+  });
+
+  it('a format-1 record does not carry an editor', () => {
+    const raw = read(join(FIXTURES, 'proposal-format-v1.json')) as Record<string, unknown>;
+    expect(decodeProposalRecord(raw).editedBy).toBeNull();
+    expect(() => decodeProposalRecord({ ...raw, editedBy: 'user:ada@acme.test' })).toThrow(StoredFormatError);
+  });
+});
+
 describe('invalid stored records are refused', () => {
   const decodeFailures = [
     'unknown-format-version.json',

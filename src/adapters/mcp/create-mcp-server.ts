@@ -55,7 +55,7 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
       tenant: session.tenant,
       agent: session.agent,
       runId: session.runId,
-      resource: session.resource,
+      ...(session.resource !== undefined ? { resource: session.resource } : {}),
       ...(session.section !== undefined ? { section: session.section } : {}),
     },
     session.operations !== undefined ? { operations: session.operations } : {},

@@ -13,7 +13,7 @@ import { createMcpServer } from './create-mcp-server.js';
 export interface McpHttpOptions {
   /** Resolves the `Authorization: Bearer` token of every request to an agent principal. */
   readonly authenticate: AgentAuthenticator;
-  /** The resource scope of proposals made through MCP (default `mcp`). */
+  /** The resource boundary of proposals made through MCP (default: none; see `McpSession.resource`). */
   readonly resource?: string;
   /** Open sessions at most (default 1 000); beyond it a new session is answered 503. */
   readonly maxSessions?: number;
@@ -131,7 +131,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
       tenant: actor.tenant,
       agent: actor.id,
       runId: newId('run'),
-      resource: options.resource ?? 'mcp',
+      ...(options.resource !== undefined ? { resource: options.resource } : {}),
     });
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -5,8 +5,11 @@ export interface McpSession {
   readonly agent: string;
   /** The run id every proposal of this session carries (one per session unless the host sets one). */
   readonly runId: string;
-  /** The resource scope of the session's proposals (default `mcp`). */
-  readonly resource: string;
+  /**
+   * The resource boundary of the session's proposals, e.g. `invoice:*`. Optional for operations
+   * that name their own resource; required for those that do not.
+   */
+  readonly resource?: string;
   readonly section?: string | null;
   /** Only these operation kinds become tools (default: all that can be proposed). */
   readonly operations?: readonly string[];

@@ -7,8 +7,12 @@ import { ConfigurationError } from '../../canonical/errors.js';
 export interface AgentBinding {
   /** The tenant the agent works for (from the server's session or token). */
   readonly tenant: string;
-  /** The resource scope the assistant is confined to, e.g. `invoice:inv-104` or `section:payables`. */
-  readonly resource: string;
+  /**
+   * The resource boundary the assistant is confined to, e.g. `invoice:inv-104` or `invoice:*`.
+   * Optional for operations that name their own resource (a proposal outside the boundary is
+   * `resource_mismatch`); required, and stored as is, for operations that do not.
+   */
+  readonly resource?: string;
   /** The agent run these proposals belong to: generate one per run (`newId('run')`). */
   readonly runId: string;
   /** The proposing agent principal, e.g. `agent:acme-assistant`. It can never approve its own proposals. */
@@ -27,6 +31,7 @@ export type BindingSource<Context> = AgentBinding | ((context: Context) => Agent
 export function checkBinding(binding: AgentBinding): AgentBinding {
   for (const key of ['tenant', 'resource', 'runId', 'agent'] as const) {
     const value: unknown = binding[key];
+    if (key === 'resource' && value === undefined) continue;
     if (typeof value !== 'string' || value.trim() === '') {
       throw new ConfigurationError(
         `agent binding: ${key} must be a non-empty string chosen by the application`,

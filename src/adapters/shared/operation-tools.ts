@@ -79,7 +79,7 @@ export function operationTools<Context = undefined>(
             request,
             tenant: binding.tenant,
             section: binding.section ?? null,
-            resource: binding.resource,
+            ...(binding.resource !== undefined ? { resource: binding.resource } : {}),
             requestedBy: binding.agent,
             runId: binding.runId,
           }),

@@ -30,7 +30,8 @@ approve in the console (countersign serve on the same database). Logs go to stde
   --store URL          a postgres:// URL instead of --db
   --config FILE        an ES module exporting { operations, store?, authentication? } (as for serve)
   --demo               the example operations, as countersign serve --demo registers them
-  --resource R         the resource scope of the session's proposals (default: mcp)
+  --resource R         the resource boundary of the session's proposals, e.g. invoice:* (default:
+                       none; required for operations that do not name their own resource)
   --run-id ID          the run id of the session's proposals (default: a new one)`,
   options: {
     db: { type: 'string' },
@@ -57,7 +58,7 @@ approve in the console (countersign serve on the same database). Logs go to stde
     if (storeUrl && !isPostgresTarget(storeUrl))
       throw new UsageProblem('--store expects a postgres:// URL; use --db for a SQLite file');
     const runId = stringOption(args, 'run-id') ?? newId('run');
-    const resource = stringOption(args, 'resource') ?? 'mcp';
+    const resource = stringOption(args, 'resource');
 
     const logger = pino(
       { level: 'info', base: { service: 'countersign-mcp' } },
@@ -93,7 +94,7 @@ approve in the console (countersign serve on the same database). Logs go to stde
       logger.info({ tenant, agent: actor.id, runId, resource }, 'mcp session over stdio');
       await serveMcpStdio(
         engine,
-        { tenant, agent: actor.id, runId, resource },
+        { tenant, agent: actor.id, runId, ...(resource !== undefined ? { resource } : {}) },
         io.signal ? { signal: io.signal } : {},
       );
       return 0;

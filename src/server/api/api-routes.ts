@@ -157,6 +157,8 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       approver: actor,
       seenDigest: input.seenDigest,
       ...(input.runId !== undefined ? { runId: input.runId } : {}),
+      ...(input.expectedSection !== undefined ? { expectedSection: input.expectedSection } : {}),
+      ...(input.expectedResource !== undefined ? { expectedResource: input.expectedResource } : {}),
     });
     if (result.kind === 'completed')
       return c.json({

@@ -9,7 +9,14 @@ export const ProposeBody = z.strictObject({
     .max(200)
     .nullish()
     .describe('The agent run this proposal belongs to; missing → 400 run_id_missing'),
-  resource: z.string().min(1).max(500).describe('The resource the proposal is about, e.g. invoice:inv-104'),
+  resource: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe(
+      'The resource the proposal is about, e.g. invoice:inv-104. Optional for operations that name their own resource; when given it must agree (else 409 resource_mismatch)',
+    ),
   section: z
     .string()
     .min(1)
@@ -30,6 +37,19 @@ export const ApproveBody = z.strictObject({
     .max(200)
     .optional()
     .describe('The run id from the operator link, when there is one'),
+  expectedSection: z
+    .string()
+    .min(1)
+    .max(100)
+    .nullable()
+    .optional()
+    .describe('The section the approver expects (null for none); another is 409 section_mismatch'),
+  expectedResource: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('The resource the approver expects, e.g. invoice:inv-104; another is 409 resource_mismatch'),
 });
 
 /** `POST /api/v1/proposals/{id}/decline`. */

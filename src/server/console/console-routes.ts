@@ -96,6 +96,12 @@ function refusalNotice(reason: DenialReason, message: string, next: Proposal | u
     declined: 'Not approved: the proposal was declined.',
     replayed: 'Already decided: nothing was done again.',
     forbidden: 'Not allowed.',
+    separation_of_duties:
+      'Not approved: a proposal needs an approver other than its proposer and its editor.',
+    invalid_digest:
+      'Not approved: the form did not carry the full digest of this page. Reload and review it.',
+    section_mismatch: 'Not approved: the proposal belongs to another section than the page showed.',
+    resource_mismatch: 'Not approved: the proposal acts on another resource than the page showed.',
   };
   const body =
     reason === 'superseded' && next
@@ -136,6 +142,9 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       actor.kind === 'operator' &&
       actor.roles.some((r) => deps.approverRoles.includes(r)) &&
       actor.id !== proposal.requestedBy &&
+      (actor.id !== proposal.editedBy ||
+        engine.allowEditorApproval ||
+        operation?.allowEditorApproval === true) &&
       operation?.authorize(actor, proposal.scope) === true
     );
   };
@@ -456,16 +465,21 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     return renderProposal(c, signedIn.session, c.req.param('id'));
   });
 
-  // The approve form carries the digest the page displayed and the CSRF token: nothing else.
+  // The approve form carries what the page displayed (digest, section, resource) and the CSRF
+  // token: nothing else. The engine refuses a malformed digest before anything is written.
   app.post('/proposals/:id/approve', async (c) => {
-    const request = await changing(c, (k) => k === 'digest');
+    const request = await changing(c, (k) => k === 'digest' || k === 'section' || k === 'resource');
     if (request.kind === 'signed_out') return toLogin(c);
     const id = c.req.param('id');
+    const section = request.form.get('section');
+    const resource = request.form.get('resource');
     const result = await engine.approveAndExecute({
       tenant: request.session.actor.tenant,
       proposalId: id,
       approver: request.session.actor,
       seenDigest: request.form.get('digest') ?? '',
+      ...(section !== undefined ? { expectedSection: section === '' ? null : section } : {}),
+      ...(resource !== undefined ? { expectedResource: resource } : {}),
     });
     if (result.kind === 'completed') return c.redirect(`/proposals/${id}?done=approved`, 303);
     if (result.kind === 'already_completed') return c.redirect(`/proposals/${id}?done=replayed`, 303);

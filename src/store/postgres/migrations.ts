@@ -73,4 +73,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_grants_by_created ON countersign_grants (tenant, created_at, id)',
     ],
   },
+  {
+    version: 3,
+    name: 'proposal editor (stored format 2)',
+    statements: ['ALTER TABLE countersign_proposals ADD COLUMN edited_by TEXT'],
+  },
 ];

@@ -60,4 +60,11 @@ CREATE TABLE countersign_grants (
 CREATE INDEX countersign_grants_by_subject ON countersign_grants (tenant, subject, created_at);
 `,
   },
+  {
+    version: 3,
+    name: 'proposal editor (stored format 2)',
+    sql: `
+ALTER TABLE countersign_proposals ADD COLUMN edited_by TEXT;
+`,
+  },
 ];

@@ -30,7 +30,6 @@ export async function adapterHarness(): Promise<AdapterHarness> {
     executions: () => world.provider.calls + credits.length,
     binding: (runId) => ({
       tenant: 'acme',
-      resource: 'section:payables',
       runId,
       agent: 'agent:acme-assistant',
     }),

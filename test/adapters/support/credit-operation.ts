@@ -25,6 +25,7 @@ export function creditIssue(issued: IssuedCredit[]) {
     scope: args.extend({ tenant: z.string().min(1), operation: z.literal('credit.issue') }).strict(),
     request: args,
     arguments: args,
+    resource: (a) => `customer:${a.customer_id}`,
     async prepare(request) {
       return {
         arguments: request,

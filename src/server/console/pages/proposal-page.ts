@@ -60,9 +60,14 @@ function facts(input: ProposalPageInput): HtmlEscapedString {
       <dt>Operation</dt><dd><span class="op">${p.operation}</span></dd>
       <dt>Versions</dt><dd>scope v${p.scopeVersion} · view v${p.viewVersion}</dd>
       <dt>Run id</dt><dd><code>${userText(p.runId)}</code></dd>
+      <dt>Section</dt><dd>${p.section === null ? html`<span class="muted">none</span>` : html`<code>${userText(p.section)}</code>`}</dd>
       <dt>Resource</dt><dd><code>${userText(p.resource)}</code></dd>
       <dt>Proposal id</dt><dd><code>${p.id}</code></dd>
-      <dt>Requested by</dt><dd>${userText(p.requestedBy)}</dd>
+      <dt>Requested by</dt><dd>${userText(p.requestedBy)}</dd>${
+        p.editedBy === null
+          ? ''
+          : html`<dt>Edited by</dt><dd>${userText(p.editedBy)} <span class="muted">(the editor does not approve their own edit)</span></dd>`
+      }
       <dt>Created</dt><dd><time datetime="${p.createdAt.toISOString()}">${formatInstant(p.createdAt)}</time> <span class="muted">(${formatAge(p.createdAt, now)})</span></dd>
       <dt>Expires</dt><dd><time datetime="${p.expiresAt.toISOString()}">${formatInstant(p.expiresAt)}</time> ${
         p.status === 'pending'
@@ -121,6 +126,8 @@ function decisions(input: ProposalPageInput): HtmlEscapedString {
     <form class="approve-form" method="post" action="/proposals/${p.id}/approve">
       <p>Approving executes exactly this contract, once. Check that the short hash matches what you reviewed.</p>
       <input type="hidden" name="digest" value="${p.digest}">
+      <input type="hidden" name="section" value="${p.section ?? ''}">
+      <input type="hidden" name="resource" value="${p.resource}">
       <input type="hidden" name="csrf" value="${csrf}">
       <button class="primary" type="submit">Approve <span class="hash">${p.short}</span></button>
     </form>
