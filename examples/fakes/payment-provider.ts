@@ -62,7 +62,7 @@ export class FakePaymentProvider {
   }
 
   #append(entry: object): void {
-    if (this.#journal) appendFileSync(this.#journal, `${JSON.stringify(entry)}\n`);
+    if (this.#journal) appendFileSync(this.#journal, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
   }
 
   /** Number of `pay` calls received, including duplicates and failures. */

@@ -1,19 +1,22 @@
 import { z } from 'zod';
 import { currencyCode, defineOperation, formatMoney, minorUnits, money } from '../../src/index.js';
-import type { OrderBook } from '../fakes/orders.js';
+import type { DiscountRefund, OrderBook } from '../fakes/orders.js';
 import {
   IdempotencyConflictError,
   ProviderDeclinedError,
   type FakePaymentProvider,
 } from '../fakes/payment-provider.js';
 
+/** Why a discount cannot be refunded (again), in words the model and the operator may read. */
+function alreadyRefunded(refund: DiscountRefund, currency: string): string {
+  const amount = formatMoney(refund.amountMinor, currency);
+  return refund.state === 'refunded'
+    ? `Discount ${refund.discountId} on order ${refund.orderId} was already refunded (${amount}).`
+    : `A refund of discount ${refund.discountId} on order ${refund.orderId} (${amount}) is already in progress.`;
+}
+
 const destination = z.strictObject({ kind: z.literal('original_payment'), payment_id: z.string().min(1) });
 
-/**
- * `order.refund_missing_discount` (external): refunds a discount that was not applied at checkout.
- * The application computes the amount from the order and resolves "the original payment method" to
- * a concrete destination before anyone reviews it.
- */
 /** The refund policy an approval depends on; its version is part of the scope. */
 export interface RefundPolicy {
   readonly version: number;
@@ -24,6 +27,12 @@ export interface RefundPolicy {
 /** The policy in force unless the application passes its own. */
 export const DEFAULT_REFUND_POLICY: RefundPolicy = { version: 3, maxRefundMinor: 50_000 };
 
+/**
+ * `order.refund_missing_discount` (external): refunds a discount that was not applied at checkout.
+ * The application computes the amount from the order and resolves "the original payment method" to
+ * a concrete destination before anyone reviews it. One discount is refunded once: the order book
+ * records each refund, so a second proposal for it is refused (prepare) or revised (revalidate).
+ */
 export function orderRefundMissingDiscount(deps: {
   readonly orders: OrderBook;
   readonly provider: FakePaymentProvider;
@@ -64,6 +73,9 @@ export function orderRefundMissingDiscount(deps: {
       if (!line) return ctx.reject(`Order ${order.id} has no line item ${request.line_item_id}.`);
       const discount = order.discounts.find((d) => d.id === request.discount_id && d.lineId === line.id);
       if (!discount) return ctx.reject(`Discount ${request.discount_id} does not apply to line ${line.id}.`);
+      // One missed discount is refunded once: the application's own record says whether it was.
+      const earlier = deps.orders.refundOf(ctx.tenant, order.id, discount.id);
+      if (earlier) return ctx.reject(alreadyRefunded(earlier, order.currency));
       const refundable = order.totalMinor - order.refundedMinor;
       if (discount.amountMinor > refundable)
         return ctx.reject(
@@ -105,6 +117,10 @@ export function orderRefundMissingDiscount(deps: {
       const discount = order?.discounts.find((d) => d.id === args.discount_id);
       if (!order || !discount)
         return ctx.revisionRequired(`Order ${args.order_id} or its discount no longer exists.`);
+      // Another proposal for the same discount executed since this one was reviewed.
+      const earlier = deps.orders.refundOf(ctx.tenant, order.id, discount.id);
+      if (earlier && earlier.proposalId !== ctx.proposalId)
+        return ctx.revisionRequired(alreadyRefunded(earlier, order.currency));
       if (policy().version !== args.refund_policy_version) {
         return ctx.revisionRequired(
           `The refund policy changed from v${args.refund_policy_version} to v${policy().version} since the review.`,
@@ -123,6 +139,17 @@ export function orderRefundMissingDiscount(deps: {
       return ctx.valid();
     },
     async execute(args, ctx) {
+      // Claimed before the call and synchronously: two approvals racing past revalidation for
+      // the same discount cannot both reach the provider.
+      const claim = deps.orders.claimRefund({
+        tenant: ctx.tenant,
+        orderId: args.order_id,
+        discountId: args.discount_id,
+        proposalId: ctx.proposalId,
+        amountMinor: args.amount_minor,
+      });
+      if (claim.kind === 'taken')
+        return ctx.fail(`${alreadyRefunded(claim.refund, args.currency)} Nothing was refunded.`);
       try {
         const refund = await ctx.command(args, (a, meta) =>
           deps.provider.pay(
@@ -135,17 +162,20 @@ export function orderRefundMissingDiscount(deps: {
             { idempotencyKey: meta.idempotencyKey },
           ),
         );
-        const order = deps.orders.find(ctx.tenant, args.order_id);
-        if (order) order.refundedMinor += args.amount_minor;
+        deps.orders.settleRefund(ctx.proposalId, 'refunded');
         return { refund_id: refund.paymentId };
       } catch (error) {
-        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError)
+        if (error instanceof ProviderDeclinedError || error instanceof IdempotencyConflictError) {
+          deps.orders.settleRefund(ctx.proposalId, 'released');
           return ctx.fail(error.message);
+        }
+        // The provider may have refunded (a lost response): the claim stands until reconciled.
         throw error;
       }
     },
     async reconcile(attempt) {
       const refund = await deps.provider.lookup(attempt.idempotencyKey);
+      deps.orders.settleRefund(attempt.proposalId, refund ? 'refunded' : 'released');
       return refund
         ? { kind: 'succeeded', result: { refund_id: refund.paymentId } }
         : {

@@ -26,8 +26,9 @@ export interface CountersignAppOptions {
   readonly logger?: Logger;
   /**
    * The URL operators reach this server at, e.g. `https://approvals.example.com`, when it sits
-   * behind a proxy: approval links, the Origin check and cookie security use it. Defaults to
-   * each request's own URL.
+   * behind a proxy: approval links, the Origin check and cookie security use it. Without it,
+   * approval links name the address and port the server listens on (`http://127.0.0.1:8787`),
+   * never the request's `Host` header; the Origin check and cookies use the request's own URL.
    */
   readonly publicUrl?: string;
   /** Roles that may decide; keep equal to the engine's `approverRoles`. Default `['approver', 'admin']`. */

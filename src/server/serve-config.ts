@@ -13,7 +13,11 @@ export interface AuthenticationConfig {
   readonly sessionAbsoluteMs?: number;
   /** Failed logins allowed per account and per client address within `windowMs`. */
   readonly loginLimit?: DirectoryOptions['loginLimit'];
-  /** The URL operators reach the server at, when it is behind a proxy (approval links, Origin check, cookie security). */
+  /**
+   * The URL operators reach the server at, e.g. `https://approvals.example.com`, when it is behind
+   * a proxy (approval links, Origin check, cookie security). Without it, approval links handed to
+   * agents name the listen address (`http://127.0.0.1:8787`), never the request's `Host` header.
+   */
   readonly publicUrl?: string;
   /** Roles that may decide (default `['approver', 'admin']`). */
   readonly approverRoles?: readonly string[];

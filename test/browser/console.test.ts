@@ -91,7 +91,7 @@ if (!existsSync(CHROMIUM)) {
       await page.screenshot({ path: join(ARTIFACTS, 'console-proposal.png'), fullPage: true });
 
       await Promise.all([
-        page.waitForURL(/done=approved/),
+        page.waitForResponse((r) => r.url().endsWith(`/proposals/${id}/approve`)),
         page.getByRole('button', { name: `Approve ${proposal.short}` }).click(),
       ]);
       await expect.poll(() => page.locator('.outcome .headline').textContent()).toBe('Succeeded');
@@ -118,7 +118,9 @@ if (!existsSync(CHROMIUM)) {
       await editor.getByText('Edit', { exact: true }).click();
       await editor.getByLabel('subject').fill('Opening day moved to Sunday');
       await Promise.all([
-        editor.waitForURL(/done=edited/),
+        editor.waitForURL(
+          (url) => /\/proposals\/prp_/.test(url.pathname) && !url.pathname.endsWith(draft.id),
+        ),
         editor.getByRole('button', { name: 'Save as a new proposal' }).click(),
       ]);
       const newId = /\/proposals\/(prp_[0-9a-z]+)/.exec(editor.url())![1]!;

@@ -146,7 +146,7 @@ describe('the proposal page', () => {
       expect(page.html).toContain(step);
     }
     const again = await client.post(`/proposals/${proposal.id}/approve`, { digest: proposal.digest, csrf });
-    expect(again.location).toBe(`/proposals/${proposal.id}?done=replayed`);
+    expect(again.location).toBe(`/proposals/${proposal.id}`);
   });
 
   it('shows revision required with its safe reason when revalidation fails', async () => {
@@ -186,7 +186,7 @@ describe('the proposal page', () => {
     expect(page.html).toContain('Approved, but the provider did not confirm the call.');
     expect(page.html).toContain(`action="/proposals/${proposal.id}/reconcile"`);
     const reconciled = await client.post(`/proposals/${proposal.id}/reconcile`, { csrf });
-    expect(reconciled.location).toBe(`/proposals/${proposal.id}?done=reconciled`);
+    expect(reconciled.location).toBe(`/proposals/${proposal.id}`);
     expect((await client.get(reconciled.location!)).html).toContain('<p class="headline">Succeeded</p>');
   });
 
@@ -233,7 +233,7 @@ describe('the proposal page', () => {
     });
     expect(saved.status).toBe(303);
     const next = await client.get(saved.location!);
-    const newId = /\/proposals\/(prp_[0-9a-z]+)\?done=edited/.exec(saved.location!)?.[1];
+    const newId = /^\/proposals\/(prp_[0-9a-z]+)$/.exec(saved.location!)?.[1];
     const created = await h.engine.get('acme', newId!);
     expect(created?.supersedes).toBe(draft.id);
     expect(next.html).toContain(`Saved as a new proposal with hash ${created?.short}.`);
@@ -252,7 +252,7 @@ describe('the proposal page', () => {
       csrf: await client.csrf(),
       reason: 'Paid by cheque already',
     });
-    expect(r.location).toBe(`/proposals/${proposal.id}?done=declined`);
+    expect(r.location).toBe(`/proposals/${proposal.id}`);
     const stored = await h.engine.get('acme', proposal.id);
     expect(stored?.status).toBe('declined');
     expect(stored?.decisionNote).toBe('Paid by cheque already');

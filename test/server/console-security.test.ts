@@ -253,7 +253,7 @@ describe('state-changing console requests need the CSRF token, the same origin, 
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
     const ok = await client.post(path, { digest: proposal.digest, csrf });
     expect(ok.status).toBe(303);
-    expect(ok.location).toBe(`/proposals/${proposal.id}?done=approved`);
+    expect(ok.location).toBe(`/proposals/${proposal.id}`);
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('succeeded');
   });
 

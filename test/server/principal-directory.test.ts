@@ -128,6 +128,74 @@ for (const backend of BACKENDS) {
       }
     });
 
+    it('lists tokens by id without secrets and revokes by id, secret or principal, audited in the tenant chain', async () => {
+      const stores = await backend.open();
+      try {
+        const clock = new ManualClock();
+        const one = new PrincipalDirectory(stores.a, { clock });
+        const two = new PrincipalDirectory(stores.b, { clock });
+        await one.migrate();
+        await one.ensureTenant('acme');
+        await one.addOperator({
+          tenant: 'acme',
+          email: 'ada@acme.test',
+          password: 'correct horse battery',
+          roles: ['approver'],
+        });
+        const agentA = await one.issueAgentToken({ tenant: 'acme', label: 'first' });
+        const agentB = await one.issueAgentToken({ tenant: 'acme', label: 'second' });
+        const operator = await one.issueOperatorToken({ email: 'ada@acme.test' });
+        const listed = await two.tokens({ tenant: 'acme' });
+        expect(listed.map((t) => [t.kind, t.subject, t.label, t.revokedAt]).sort()).toEqual([
+          ['agent', 'agent:acme-assistant', 'first', null],
+          ['agent', 'agent:acme-assistant', 'second', null],
+          ['operator', 'ada@acme.test', 'api', null],
+        ]);
+        expect(JSON.stringify(listed)).not.toMatch(/cs_(agent|op)_/);
+        for (const t of listed) expect(t.id).toMatch(/^tok_[0-9a-f]{16}$/);
+
+        const operatorId = listed.find((t) => t.kind === 'operator')!.id;
+        const byId = await two.revokeTokens({ id: operatorId }, { actor: 'system:test' });
+        expect(byId).toMatchObject({
+          kind: 'revoked',
+          tokens: [{ id: operatorId, subject: 'ada@acme.test' }],
+        });
+        expect(await one.authenticateBearer(operator)).toBeUndefined();
+        expect(await two.revokeTokens({ id: operatorId }, { actor: 'system:test' })).toMatchObject({
+          kind: 'already_revoked',
+          token: { id: operatorId },
+        });
+        expect(await two.revokeTokens({ id: 'tok_0000000000000000' }, { actor: 'system:test' })).toEqual({
+          kind: 'not_found',
+        });
+
+        const bySecret = await two.revokeTokens({ secret: agentA }, { actor: 'system:test' });
+        expect(bySecret).toMatchObject({ kind: 'revoked', tokens: [{ label: 'first' }] });
+        expect(await one.authenticateBearer(agentA)).toBeUndefined();
+        expect(await one.authenticateBearer(agentB)).toMatchObject({ id: 'agent:acme-assistant' });
+        const byPrincipal = await one.revokeTokens(
+          { principal: 'agent:acme-assistant' },
+          { actor: 'system:test' },
+        );
+        expect(byPrincipal).toMatchObject({ kind: 'revoked', tokens: [{ label: 'second' }] });
+        expect(await two.authenticateBearer(agentB)).toBeUndefined();
+        expect(
+          await one.revokeTokens({ principal: 'agent:acme-assistant' }, { actor: 'system:test' }),
+        ).toEqual({
+          kind: 'not_found',
+        });
+
+        const events = await stores.a.read((tx) => tx.listAudit('acme', { limit: 100 }));
+        expect(events.filter((e) => e.step === 'revoked').map((e) => [e.actor, e.detail['label']])).toEqual([
+          ['system:test', 'api'],
+          ['system:test', 'first'],
+          ['system:test', 'second'],
+        ]);
+      } finally {
+        await stores.close();
+      }
+    });
+
     it('limits failed logins per account and per client address across servers', async () => {
       const stores = await backend.open();
       try {

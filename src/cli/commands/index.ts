@@ -13,6 +13,8 @@ import { migrateCommand } from './migrate.js';
 import { proposalsListCommand } from './proposals-list.js';
 import { recoverCommand } from './recover.js';
 import { serveCommand } from './serve.js';
+import { tokenListCommand } from './token-list.js';
+import { tokenRevokeCommand } from './token-revoke.js';
 
 /**
  * Every `countersign` subcommand. Each lives in its own file in this folder; add new ones here.
@@ -30,6 +32,8 @@ export const COMMANDS: readonly Command[] = [
   expireVersionCommand,
   recoverCommand,
   migrateCommand,
+  tokenListCommand,
+  tokenRevokeCommand,
   serveCommand,
   mcpCommand,
 ];

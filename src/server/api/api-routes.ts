@@ -8,10 +8,11 @@ import { formatIssues, toInputIssues } from '../../operation/issues.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
-import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
+import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
+import { approvalUrl } from '../server-origin.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
 import { auditLineJson, proposalJson } from './proposal-json.js';
@@ -75,10 +76,8 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     await next();
     c.header('Cache-Control', 'no-store');
   });
-  const approvalUrl = (c: Context, p: Proposal) =>
-    `${expectedOrigin(c, publicUrl)}/proposals/${p.id}?run=${encodeURIComponent(p.runId)}`;
   const present = (c: Context, p: Proposal) =>
-    proposalJson(p, { handback: handbackText(engine, p), approvalUrl: approvalUrl(c, p) });
+    proposalJson(p, { handback: handbackText(engine, p), approvalUrl: approvalUrl(c, publicUrl, p) });
   const load = async (c: Context<AppEnv>, actor: Actor): Promise<Proposal> => {
     const proposal = await engine.get(actor.tenant, c.req.param('id') ?? '');
     if (!proposal || !visibleTo(actor, proposal)) throw refusal('not_found', 'no such proposal');

@@ -19,6 +19,7 @@ import { readFormBody } from '../read-body.js';
 import { parseJson } from '../../canonical/parse-json.js';
 import { formatIssues } from '../../operation/issues.js';
 import { editFields, formChanges } from './edit-fields.js';
+import { type FlashKind, takeFlash, writeFlash } from './flash.js';
 import { loginToken, readLoginToken } from './login-token.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
@@ -54,7 +55,9 @@ function clientOf(c: Context): string {
   }
 }
 
-const DONE: Readonly<Record<string, Notice>> = {
+type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked'>;
+
+const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited'>, Notice>> = {
   replayed: {
     tone: 'info',
     title: 'This proposal was already decided. The stored outcome is shown; nothing ran again.',
@@ -66,6 +69,29 @@ const DONE: Readonly<Record<string, Notice>> = {
     title: 'The provider has no final answer yet. Try reconciling again later.',
   },
 };
+
+/**
+ * The flash a proposal page shows, if it still tells the truth about the stored proposal: a page
+ * never says "Approved." or "Declined." over a proposal whose status says otherwise (another
+ * operator may have acted between the post and this page view).
+ */
+function proposalFlash(kind: FlashKind | undefined, status: ProposalStatus): ProposalFlash | undefined {
+  switch (kind) {
+    case 'approved':
+    case 'replayed':
+      return status !== 'pending' ? kind : undefined;
+    case 'declined':
+      return status === 'declined' ? kind : undefined;
+    case 'edited':
+      return status === 'pending' ? kind : undefined;
+    case 'reconciled':
+      return status !== 'pending' && status !== 'needs_reconciliation' ? kind : undefined;
+    case 'still_pending':
+      return status === 'needs_reconciliation' ? kind : undefined;
+    default:
+      return undefined;
+  }
+}
 
 /** What an approval led to, in one sentence that never claims more than the outcome says. */
 function approvedNotice(status: ProposalStatus): Notice {
@@ -181,16 +207,23 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       proposal.supersededBy ? engine.get(actor.tenant, proposal.supersededBy) : undefined,
     ]);
     const notices = [...(options.notices ?? [])];
-    const done = c.req.query('done');
-    if (done === 'edited' && previous) {
-      notices.push({
-        tone: 'ok',
-        title: `Saved as a new proposal with hash ${proposal.short}.`,
-        body: html` It supersedes <a href="/proposals/${previous.id}"><code>${previous.id}</code></a> <span class="hash small">${previous.short}</span>; approve this one to execute it.` as HtmlEscapedString,
-      });
+    // The outcome of the form post that led here comes from a one-time cookie bound to this
+    // session and proposal, never from the query string, and only while the stored state agrees.
+    const signedIn = sessionOf(c);
+    const flash = signedIn
+      ? takeFlash(c, publicUrl, { sessionId: signedIn.sessionId, page: `/proposals/${proposal.id}` })
+      : undefined;
+    const done = proposalFlash(flash, proposal.status);
+    if (done === 'edited') {
+      if (previous)
+        notices.push({
+          tone: 'ok',
+          title: `Saved as a new proposal with hash ${proposal.short}.`,
+          body: html` It supersedes <a href="/proposals/${previous.id}"><code>${previous.id}</code></a> <span class="hash small">${previous.short}</span>; approve this one to execute it.` as HtmlEscapedString,
+        });
     } else if (done === 'approved') {
       notices.push(approvedNotice(proposal.status));
-    } else if (done && DONE[done]) notices.push(DONE[done]);
+    } else if (done) notices.push(DONE[done]);
     const run = c.req.query('run');
     const runMatches = run === undefined || run === proposal.runId;
     if (!runMatches)
@@ -222,6 +255,14 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       options.status ?? 200,
     );
   };
+
+  /** After a successful form post: remember its result for the next page view, and go there. */
+  const toPage = (c: Context<AppEnv>, sessionId: string, path: string, kind: FlashKind) => {
+    writeFlash(c, publicUrl, { sessionId, page: path }, kind);
+    return c.redirect(path, 303);
+  };
+  const toProposal = (c: Context<AppEnv>, sessionId: string, id: string, kind: FlashKind) =>
+    toPage(c, sessionId, `/proposals/${id}`, kind);
 
   const refused = async (
     c: Context<AppEnv>,
@@ -381,11 +422,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   app.get('/grants', async (c) => {
     const signedIn = sessionOf(c);
     if (!signedIn) return toLogin(c);
-    const done = c.req.query('done');
+    const done = takeFlash(c, publicUrl, { sessionId: signedIn.sessionId, page: '/grants' });
     const notices: Notice[] =
-      done === 'created'
+      done === 'grant_created'
         ? [{ tone: 'ok', title: 'Grant created.' }]
-        : done === 'revoked'
+        : done === 'grant_revoked'
           ? [{ tone: 'ok', title: 'Grant revoked.' }]
           : [];
     return renderGrants(c, signedIn.session, { notices });
@@ -438,7 +479,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     if (result.kind === 'forbidden') return problem('Only an admin creates grants.', result.message, 403);
     if (result.kind === 'invalid_grant')
       return problem('The grant was not created.', formatIssues(result.issues));
-    return c.redirect('/grants?done=created', 303);
+    return toPage(c, request.sessionId, '/grants', 'grant_created');
   });
 
   app.post('/grants/:id/revoke', async (c) => {
@@ -449,7 +490,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       grantId: c.req.param('id'),
       actor: request.session.actor,
     });
-    if (result.kind === 'revoked') return c.redirect('/grants?done=revoked', 303);
+    if (result.kind === 'revoked') return toPage(c, request.sessionId, '/grants', 'grant_revoked');
     if (result.reason === 'not_found') throw new HttpProblem(404, 'not_found', 'no such grant');
     return renderGrants(c, request.session, {
       notices: [
@@ -481,8 +522,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       ...(section !== undefined ? { expectedSection: section === '' ? null : section } : {}),
       ...(resource !== undefined ? { expectedResource: resource } : {}),
     });
-    if (result.kind === 'completed') return c.redirect(`/proposals/${id}?done=approved`, 303);
-    if (result.kind === 'already_completed') return c.redirect(`/proposals/${id}?done=replayed`, 303);
+    if (result.kind === 'completed') return toProposal(c, request.sessionId, id, 'approved');
+    if (result.kind === 'already_completed') return toProposal(c, request.sessionId, id, 'replayed');
     return refused(c, request.session, id, result.reason, result.message);
   });
 
@@ -497,7 +538,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       actor: request.session.actor,
       ...(reason ? { reason } : {}),
     });
-    if (result.kind === 'declined') return c.redirect(`/proposals/${id}?done=declined`, 303);
+    if (result.kind === 'declined') return toProposal(c, request.sessionId, id, 'declined');
     return refused(c, request.session, id, result.reason, result.message);
   });
 
@@ -521,7 +562,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       editor: session.actor,
       changes,
     });
-    if (result.kind === 'edited') return c.redirect(`/proposals/${result.proposal.id}?done=edited`, 303);
+    if (result.kind === 'edited') return toProposal(c, request.sessionId, result.proposal.id, 'edited');
     if (result.kind === 'invalid_request') {
       return renderProposal(c, session, id, {
         notices: [
@@ -547,8 +588,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       proposalId: id,
       actor: request.session.actor,
     });
-    if (result.kind === 'reconciled') return c.redirect(`/proposals/${id}?done=reconciled`, 303);
-    if (result.kind === 'still_pending') return c.redirect(`/proposals/${id}?done=still_pending`, 303);
+    if (result.kind === 'reconciled') return toProposal(c, request.sessionId, id, 'reconciled');
+    if (result.kind === 'still_pending') return toProposal(c, request.sessionId, id, 'still_pending');
     return refused(c, request.session, id, result.reason, result.message);
   });
 

@@ -1,4 +1,6 @@
+import { chainEvent } from '../../audit/chain.js';
 import { ConfigurationError } from '../../canonical/errors.js';
+import { newId } from '../../engine/ids.js';
 import type { Clock } from '../../engine/engine-context.js';
 import type { Actor } from '../../operation/actor.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
@@ -44,6 +46,52 @@ export interface OperatorInfo {
   readonly roles: readonly string[];
 }
 
+/**
+ * An API token as the directory lists it. Never the secret: `id` is `tok_` and the first 16 hex
+ * digits of the stored hash, which names the token without revealing it.
+ */
+export interface TokenInfo {
+  readonly id: string;
+  readonly kind: 'agent' | 'operator';
+  readonly tenant: string;
+  /** `agent:<tenant>-<agent>` for an agent token, the operator's email for an operator token. */
+  readonly subject: string;
+  readonly label: string;
+  readonly createdAt: number;
+  readonly revokedAt: number | null;
+}
+
+/**
+ * Which tokens to revoke: one by its id (`tok_…`, from {@link PrincipalDirectory.tokens}), one by
+ * its secret, or every live token of a principal (`agent:acme-assistant`, `user:ada@acme.test`
+ * or `ada@acme.test`).
+ */
+export type TokenSelector =
+  | { readonly id: string }
+  | { readonly secret: string }
+  | { readonly principal: string };
+
+/** The result of {@link PrincipalDirectory.revokeTokens}. */
+export type TokenRevocation =
+  | { readonly kind: 'revoked'; readonly tokens: readonly TokenInfo[] }
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'already_revoked'; readonly token: TokenInfo };
+
+const TOKEN_ID = /^tok_([0-9a-f]{16})$/;
+const tokenIdOf = (hash: string): string => `tok_${hash.slice(0, 16)}`;
+
+function tokenInfo(row: Record<string, unknown>): TokenInfo {
+  return {
+    id: tokenIdOf(text(row['token_hash'])),
+    kind: row['kind'] === 'agent' ? 'agent' : 'operator',
+    tenant: text(row['tenant']),
+    subject: text(row['subject']),
+    label: text(row['label']),
+    createdAt: num(row['created_at']),
+    revokedAt: row['revoked_at'] === null || row['revoked_at'] === undefined ? null : num(row['revoked_at']),
+  };
+}
+
 const ROLE = /^[a-z][a-z0-9_-]{0,31}$/;
 const TENANT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
@@ -54,6 +102,7 @@ const TOUCH_EVERY_MS = 60_000;
 
 const num = (value: unknown): number => Number(value);
 const text = (value: unknown): string => String(value);
+const TOKEN_COLUMNS = 'token_hash, kind, tenant, subject, label, created_at, revoked_at';
 
 /** Normalizes an email for lookup: trimmed, lower case. */
 export function normalizeEmail(email: string): string {
@@ -206,6 +255,95 @@ export class PrincipalDirectory {
         [this.#clock.now(), secretHash('token', token)],
       );
       return result.changes === 1;
+    });
+  }
+
+  /** Every API token (live and revoked), oldest first; of one tenant when given. Never the secrets. */
+  async tokens(filter: { readonly tenant?: string } = {}): Promise<TokenInfo[]> {
+    const rows = await this.#sql((sql) =>
+      filter.tenant === undefined
+        ? sql.all(`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens ORDER BY created_at, token_hash`)
+        : sql.all(
+            `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE tenant = ? ORDER BY created_at, token_hash`,
+            [filter.tenant],
+          ),
+    );
+    return rows.map(tokenInfo);
+  }
+
+  /**
+   * Revokes one token (by id or secret) or every live token of a principal, in one transaction:
+   * from the commit on, the server answers those tokens 401 `unauthenticated`. Each revoked token
+   * is audited in its tenant's hash chain (step `revoked`, the token id in place of a proposal id,
+   * `actor` as the one who revoked it), sealed with `sealKey` when the server seals its events.
+   *
+   * @example
+   * await directory.revokeTokens({ principal: 'agent:acme-assistant' }, { actor: 'system:cli' });
+   */
+  async revokeTokens(
+    selector: TokenSelector,
+    options: { readonly actor: string; readonly sealKey?: string | undefined },
+  ): Promise<TokenRevocation> {
+    const now = this.#clock.now();
+    return this.#store.transaction(async (tx): Promise<TokenRevocation> => {
+      const sql = tx.local;
+      let rows: readonly Record<string, unknown>[];
+      if ('principal' in selector) {
+        const principal = selector.principal.trim();
+        const subject = principal.startsWith('agent:')
+          ? principal
+          : normalizeEmail(principal.replace(/^user:/, ''));
+        rows = await sql.all(
+          `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE subject = ? AND revoked_at IS NULL ORDER BY created_at, token_hash`,
+          [subject],
+        );
+      } else {
+        const hash =
+          'secret' in selector ? secretHash('token', selector.secret) : TOKEN_ID.exec(selector.id)?.[1];
+        if (hash === undefined) return { kind: 'not_found' };
+        // The id is 16 validated hex digits, so the pattern holds no wildcard of the caller's.
+        const matches = await sql.all(
+          `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE token_hash LIKE ? ORDER BY token_hash`,
+          [`${hash.slice(0, 16)}%`],
+        );
+        const exact = 'secret' in selector ? matches.filter((r) => r['token_hash'] === hash) : matches;
+        if (exact.length !== 1) return { kind: 'not_found' };
+        const only = tokenInfo(exact[0]!);
+        if (only.revokedAt !== null) return { kind: 'already_revoked', token: only };
+        rows = exact;
+      }
+      if (rows.length === 0) return { kind: 'not_found' };
+      const revoked: TokenInfo[] = [];
+      for (const row of rows) {
+        const result = await sql.run(
+          'UPDATE countersign_api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL',
+          [now, row['token_hash']],
+        );
+        if (result.changes !== 1) continue;
+        const token = { ...tokenInfo(row), revokedAt: now };
+        revoked.push(token);
+        await tx.appendAudit(token.tenant, (head) =>
+          chainEvent(
+            head,
+            {
+              tenant: token.tenant,
+              proposalId: token.id,
+              attemptId: null,
+              runId: '-',
+              step: 'revoked',
+              actor: options.actor,
+              reason: null,
+              digests: {},
+              commandId: null,
+              detail: { token: token.kind, subject: token.subject, label: token.label },
+              at: now,
+            },
+            newId('evt'),
+            options.sealKey,
+          ),
+        );
+      }
+      return revoked.length === 0 ? { kind: 'not_found' } : { kind: 'revoked', tokens: revoked };
     });
   }
 

@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { ChainHead } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
@@ -23,6 +24,22 @@ import { GRANT_SQL } from '../sql-grants.js';
 import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
+/**
+ * Creates a missing database file readable and writable by its owner only, before SQLite opens
+ * it: SQLite would create it 0644, leaving proposals, sessions and the audit trail readable by
+ * every local user, and it gives the -wal and -shm files the database file's mode. A file that
+ * exists keeps its mode; a file that cannot be created is left for SQLite to report.
+ */
+function createPrivateFile(path: string): void {
+  if (path === '' || path === ':memory:' || path.startsWith('file:')) return;
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch {
+    // EEXIST: it is there already. Anything else (no such directory, no permission): SQLite's
+    // own open fails next with its own message.
+  }
+}
+
 // The slice of better-sqlite3 this backend uses, declared here so the core never needs its types.
 interface SqliteStatement {
   run(...params: unknown[]): { changes: number };
@@ -41,7 +58,7 @@ type SqliteConstructor = new (path: string, options?: { timeout?: number }) => S
 
 /** Options of {@link SqliteStore}. */
 export interface SqliteStoreOptions {
-  /** A database file (created if missing), or `:memory:`. */
+  /** A database file (created if missing, mode 0600: its -wal and -shm files follow), or `:memory:`. */
   readonly path?: string;
   /** An open better-sqlite3 database to use instead of `path` (the caller closes it). */
   readonly database?: SqliteDatabase;
@@ -94,7 +111,9 @@ export class SqliteStore implements Store {
       this.#ownsDb = false;
     } else {
       const Database = createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
-      this.#db = new Database(options.path ?? 'countersign.db', { timeout: options.busyTimeoutMs ?? 10_000 });
+      const path = options.path ?? 'countersign.db';
+      createPrivateFile(path);
+      this.#db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });
       this.#ownsDb = true;
     }
     this.#db.pragma('journal_mode = WAL');

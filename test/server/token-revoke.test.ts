@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/run-cli.js';
+import type { DemoCredentials } from '../../src/demo/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { tempDir } from '../support/engine.js';
+
+// Issue 10, hole 14: there was no command to revoke an agent or operator token. `countersign
+// token revoke` revokes one by id, by principal or from stdin; the running server then answers
+// it 401 `unauthenticated` over real HTTP, and the revocation is in the tenant's audit chain.
+
+const { dir, cleanup } = tempDir();
+const db = join(dir, 'countersign.db');
+let url: string;
+let credentials: DemoCredentials;
+let stop: () => Promise<number>;
+
+async function cli(argv: string[], stdin = '') {
+  let out = '';
+  let err = '';
+  const code = await runCli(argv, {
+    stdout: (t) => (out += t),
+    stderr: (t) => (err += t),
+    stdin: async () => stdin,
+  });
+  return { code, out, err };
+}
+
+async function asBearer(token: string) {
+  const response = await fetch(`${url}/api/v1/proposals?status=pending`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+beforeAll(async () => {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const controller = new AbortController();
+  const exit = runCli(['serve', '--demo', '--db', db, '--port', '0'], {
+    stdout: (t) => stdout.push(t),
+    stderr: (t) => stderr.push(t),
+    stdin: async () => '',
+    signal: controller.signal,
+  });
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const ready = /^ready (http:\/\/\S+)$/m.exec(stdout.join(''));
+    if (ready) {
+      url = ready[1]!;
+      break;
+    }
+    if (Date.now() > deadline) throw new Error(`serve never printed ready: ${stderr.join('')}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  stop = async () => {
+    controller.abort();
+    return exit;
+  };
+  credentials = JSON.parse(
+    readFileSync(join(dir, 'countersign-demo-credentials.json'), 'utf8'),
+  ) as DemoCredentials;
+});
+afterAll(async () => {
+  expect(await stop()).toBe(0);
+  cleanup();
+});
+
+describe('countersign token list / revoke', () => {
+  it('--help explains both commands', async () => {
+    const list = await cli(['token', 'list', '--help']);
+    expect(list.code).toBe(0);
+    expect(list.out).toContain('Usage: countersign token list --db FILE [--tenant T]');
+    const revoke = await cli(['token', 'revoke', '--help']);
+    expect(revoke.code).toBe(0);
+    expect(revoke.out).toContain('Usage: countersign token revoke --db FILE <token-id | principal | ->');
+    expect((await cli(['--help'])).out).toMatch(/token revoke\s+revoke an agent's or operator's API token/);
+  });
+
+  it('lists tokens by id and principal, never a secret', async () => {
+    const r = await cli(['token', 'list', '--db', db, '--tenant', 'acme']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^tok_[0-9a-f]{16} +agent +acme +agent:acme-assistant +"demo agent" .* live$/m);
+    expect(r.out).toMatch(/^tok_[0-9a-f]{16} +operator +acme +\S+@\S+ +"demo api" .* live$/m);
+    expect(r.out).not.toMatch(/cs_(agent|op)_/);
+    expect(r.out).not.toContain('globex');
+  });
+
+  it('revoking an agent by principal: its token is refused 401 unauthenticated, the other tenant’s is not', async () => {
+    const acme = credentials.tenants['acme']!;
+    const globex = credentials.tenants['globex']!;
+    expect((await asBearer(acme.agentToken)).status).toBe(200);
+    const r = await cli(['token', 'revoke', '--db', db, 'agent:acme-assistant']);
+    expect(r).toMatchObject({ code: 0, err: '' });
+    expect(r.out).toMatch(
+      /^revoked tok_[0-9a-f]{16} \(agent agent:acme-assistant, tenant acme, "demo agent"\)\n$/,
+    );
+    const refused = await asBearer(acme.agentToken);
+    expect(refused.status).toBe(401);
+    expect(refused.body['reason']).toBe('unauthenticated');
+    expect((await asBearer(globex.agentToken)).status).toBe(200);
+
+    const again = await cli(['token', 'revoke', '--db', db, 'agent:acme-assistant']);
+    expect(again.code).toBe(1);
+    expect(again.err).toBe('no live token matches agent:acme-assistant\n');
+  });
+
+  it('revoking an operator token by the id `token list` prints', async () => {
+    const acme = credentials.tenants['acme']!;
+    expect((await asBearer(acme.operatorToken)).status).toBe(200);
+    const list = await cli(['token', 'list', '--db', db, '--tenant', 'acme']);
+    const id = /^(tok_[0-9a-f]{16}) {2}operator .* live$/m.exec(list.out)?.[1];
+    expect(id).toBeDefined();
+    const r = await cli(['token', 'revoke', '--db', db, id!]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`revoked ${id} (operator `);
+    const refused = await asBearer(acme.operatorToken);
+    expect(refused.status).toBe(401);
+    expect(refused.body['reason']).toBe('unauthenticated');
+    const twice = await cli(['token', 'revoke', '--db', db, id!]);
+    expect(twice.code).toBe(1);
+    expect(twice.err).toContain('was already revoked at');
+    expect((await cli(['token', 'list', '--db', db, '--tenant', 'acme'])).out).toMatch(
+      new RegExp(`^${id} .* revoked \\d{4}-`, 'm'),
+    );
+  });
+
+  it('revoking the token itself read from stdin; a secret in argv is refused (exit 2)', async () => {
+    const globex = credentials.tenants['globex']!;
+    const inArgv = await cli(['token', 'revoke', '--db', db, globex.agentToken]);
+    expect(inArgv.code).toBe(2);
+    expect(inArgv.err).not.toContain(globex.agentToken);
+    expect((await asBearer(globex.agentToken)).status).toBe(200);
+    const r = await cli(['token', 'revoke', '--db', db, '-'], `${globex.agentToken}\n`);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('(agent agent:globex-assistant, tenant globex');
+    expect(r.out).not.toContain(globex.agentToken);
+    expect((await asBearer(globex.agentToken)).status).toBe(401);
+  });
+
+  it('each revocation is in its tenant’s audit chain, and the chains still verify', async () => {
+    const store = new SqliteStore({ path: db });
+    const rows = store.database
+      .prepare(
+        "SELECT tenant, proposal_id, actor, detail_json FROM countersign_audit_events WHERE step = 'revoked'",
+      )
+      .all() as { tenant: string; proposal_id: string; actor: string; detail_json: string }[];
+    await store.close();
+    expect(rows.map((r) => [r.tenant, r.actor, JSON.parse(r.detail_json).token]).sort()).toEqual([
+      ['acme', 'system:cli', 'agent'],
+      ['acme', 'system:cli', 'operator'],
+      ['globex', 'system:cli', 'agent'],
+    ]);
+    for (const row of rows) expect(row.proposal_id).toMatch(/^tok_[0-9a-f]{16}$/);
+    const verify = await cli(['audit', 'verify', '--db', db]);
+    expect(verify.code, verify.err).toBe(0);
+  });
+
+  it('an argument that names nothing is a usage problem (exit 2)', async () => {
+    const r = await cli(['token', 'revoke', '--db', db, 'assistant']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('expected a token id (tok_…), a principal');
+  });
+});
