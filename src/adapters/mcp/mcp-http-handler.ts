@@ -165,7 +165,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
       return rpcError(400, 'Bad Request: no session; send an initialize request first');
     }
     await sweepIdle();
-    // No await between the reservation and this point: concurrent initializes cannot overshoot a cap.
+    // reserve() counts the slot at once, before any await, so concurrent initializes cannot overshoot a cap.
     const slot = ledger.reserve(actor);
     if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
     const server = createMcpServer(engine, {
@@ -193,7 +193,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     }
   }
 
-  // The earliest moment a session in the full scope would be closed as idle, in whole seconds.
+  // Retry-After: when the first session of the full scope would be closed as idle, in whole seconds.
   function sessionRefused(scope: McpSessionScope, actor: Actor): Response {
     const inScope = [...sessions.values()].filter(
       (s) =>
