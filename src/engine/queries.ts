@@ -16,6 +16,8 @@ export interface ListInput {
   readonly status?: ProposalStatus | readonly ProposalStatus[];
   readonly runId?: string;
   readonly operation?: string;
+  /** Only the proposals this principal made; the cursor then never names anyone else's. */
+  readonly requestedBy?: string;
   /** 1–200, default 50. */
   readonly limit?: number;
   readonly cursor?: string;
@@ -51,6 +53,7 @@ export async function listProposals(
       ...(input.status !== undefined ? { status: input.status } : {}),
       ...(input.runId !== undefined ? { runId: input.runId } : {}),
       ...(input.operation !== undefined ? { operation: input.operation } : {}),
+      ...(input.requestedBy !== undefined ? { requestedBy: input.requestedBy } : {}),
       ...(before ? { before } : {}),
     }),
   );

@@ -12,6 +12,7 @@ export const SERVER_REASONS = [
   'unsupported_media_type',
   'cross_site_request',
   'rate_limited',
+  'body_too_large',
   'internal_error',
 ] as const;
 

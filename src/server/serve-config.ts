@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigurationError } from '../canonical/errors.js';
+import type { McpHttpOptions } from '../adapters/mcp/mcp-http-handler.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
@@ -28,6 +29,20 @@ export interface AuthenticationConfig {
   readonly setup?: (directory: PrincipalDirectory) => Promise<void>;
 }
 
+/** Limits of the MCP endpoint of `countersign serve --mcp`. Every field is optional (a whole number above 0). */
+export type McpServeConfig = Pick<
+  McpHttpOptions,
+  'maxSessions' | 'maxSessionsPerTenant' | 'maxSessionsPerAgent' | 'idleMs' | 'maxBodyBytes'
+>;
+
+const MCP_LIMITS = [
+  'maxSessions',
+  'maxSessionsPerTenant',
+  'maxSessionsPerAgent',
+  'idleMs',
+  'maxBodyBytes',
+] as const;
+
 /**
  * What a `countersign serve --config FILE` module exports: its default export, or named exports.
  *
@@ -52,6 +67,8 @@ export interface ServeConfig {
   /** The store; defaults to SQLite at `--db FILE`. */
   readonly store?: Store;
   readonly authentication?: AuthenticationConfig;
+  /** Session and body limits of the MCP endpoint (`--mcp`). */
+  readonly mcp?: McpServeConfig;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -71,7 +88,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   }
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
-    throw new ConfigurationError(`--config ${file}: export { operations, store?, authentication? }`);
+    throw new ConfigurationError(`--config ${file}: export { operations, store?, authentication?, mcp? }`);
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
     throw new ConfigurationError(
@@ -99,8 +116,20 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const authentication = exported['authentication'];
   if (authentication !== undefined && !isRecord(authentication))
     throw new ConfigurationError(`--config ${file}: "authentication" must be an object`);
+  const mcp = exported['mcp'];
+  if (mcp !== undefined) {
+    if (!isRecord(mcp)) throw new ConfigurationError(`--config ${file}: "mcp" must be an object`);
+    for (const key of Object.keys(mcp)) {
+      const value = mcp[key];
+      if (!(MCP_LIMITS as readonly string[]).includes(key))
+        throw new ConfigurationError(`--config ${file}: "mcp.${key}" is not a known MCP limit`);
+      if (!Number.isSafeInteger(value) || (value as number) < 1)
+        throw new ConfigurationError(`--config ${file}: "mcp.${key}" must be a whole number above 0`);
+    }
+  }
   return {
     operations: operations as AnyOperation[],
+    ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),
     ...(authentication !== undefined ? { authentication: authentication as AuthenticationConfig } : {}),
   };

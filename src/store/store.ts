@@ -15,6 +15,8 @@ export interface ProposalQuery {
   readonly status?: ProposalStatus | readonly ProposalStatus[];
   readonly runId?: string;
   readonly operation?: string;
+  /** Only the proposals this principal made (an agent's own reads). */
+  readonly requestedBy?: string;
   readonly limit: number;
   /** Return proposals created before this (createdAt, id) position. */
   readonly before?: { readonly createdAt: number; readonly id: string };

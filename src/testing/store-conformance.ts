@@ -266,10 +266,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       assert.equal(await store.transaction((tx) => tx.getProposal('acme', record.id)), undefined);
       assert.equal(await store.transaction((tx) => tx.auditHead('acme')), undefined);
     }),
-    withStore('listProposals filters by status, run and operation and pages newest first', async (store) => {
+    withStore('listProposals filters by status, run, operation and agent, newest first', async (store) => {
       const records = [
         sampleProposal({ createdAt: 10, runId: 'run-a' }),
-        sampleProposal({ createdAt: 20, runId: 'run-b', status: 'declined' }),
+        sampleProposal({ createdAt: 20, runId: 'run-b', status: 'declined', requestedBy: 'agent:other' }),
         sampleProposal({ createdAt: 30, runId: 'run-a' }),
         sampleProposal({ createdAt: 30, runId: 'run-a', operation: 'order.refund' }),
       ];
@@ -300,6 +300,13 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       assert.deepEqual(
         refunds.map((r) => r.id),
         [records[3]!.id],
+      );
+      const others = await store.transaction((tx) =>
+        tx.listProposals('acme', { limit: 10, requestedBy: 'agent:other' }),
+      );
+      assert.deepEqual(
+        others.map((r) => r.id),
+        [records[1]!.id],
       );
       const page1 = await store.transaction((tx) => tx.listProposals('acme', { limit: 2 }));
       const last = page1[1]!;

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
+import { type IncomingHttpHeaders, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoOperations, demoWorld, type DemoWorld } from '../../examples/index.js';
-import { attachMcp, type McpHttpHandler } from '../../src/adapters/mcp/index.js';
+import { attachMcp, type McpHttpHandler, type RouteHost } from '../../src/adapters/mcp/index.js';
 import { requestJsonSchema } from '../../src/adapters/shared/request-json-schema.js';
 import { createEngine, type Engine } from '../../src/index.js';
 import { createCountersignApp } from '../../src/server/create-app.js';
@@ -317,5 +318,323 @@ describe('MCP over streamable HTTP (attachMcp on the countersign app, on 127.0.0
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
     });
     expect(hijack.status).toBe(404);
+  });
+});
+
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
+
+/** A request body stream that counts the bytes the server pulled out of `inner`. */
+function counted(request: Request, read: { bytes: number }): Request {
+  const body = request.body;
+  if (!body) return request;
+  const reader = body.getReader();
+  const stream = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await reader.read();
+        if (next.done) controller.close();
+        else {
+          read.bytes += next.value.byteLength;
+          controller.enqueue(next.value);
+        }
+      },
+      cancel: (why) => reader.cancel(why),
+    },
+    { highWaterMark: 0 },
+  );
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: stream,
+    duplex: 'half',
+  } as RequestInit);
+}
+
+interface Flood {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** Bytes the client had written when the response arrived. */
+  readonly sentAtResponse: number;
+  /** Whether the client got to send its whole body. */
+  readonly finished: boolean;
+}
+
+/**
+ * POSTs a chunked body of up to `max` bytes over a real socket (no Content-Length), writing until
+ * the server answers or the connection ends.
+ */
+function chunkedFlood(url: string, token: string, max: number): Promise<Flood> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(16 * 1024, 'a');
+    let sent = 0;
+    let sentAtResponse = -1;
+    let stopped = false;
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'transfer-encoding': 'chunked',
+      },
+    });
+    req.on('response', (res) => {
+      sentAtResponse = sent;
+      stopped = true;
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+      });
+      res.on('end', () => {
+        req.destroy();
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          sentAtResponse,
+          finished: sent >= max,
+        });
+      });
+    });
+    req.on('error', (error) => {
+      stopped = true;
+      if (sentAtResponse < 0) reject(error);
+    });
+    req.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pad":"');
+    const pump = () => {
+      while (!stopped && sent < max) {
+        sent += chunk.byteLength;
+        if (!req.write(chunk)) {
+          req.once('drain', pump);
+          return;
+        }
+      }
+      if (!stopped) req.end('"}}');
+    };
+    pump();
+  });
+}
+
+describe('MCP over streamable HTTP: session caps, streamed body limit, read scope', () => {
+  const LIMIT = 64 * 1024;
+  let w: World;
+  let server: RunningServer;
+  let mcp: McpHttpHandler | undefined;
+  let second: string;
+  const pulled = { bytes: 0 };
+  beforeAll(async () => {
+    w = await world();
+    second = await w.directory.issueAgentToken({ tenant: 'acme', agent: 'second' });
+    const app = createCountersignApp({
+      engine: w.engine,
+      directory: w.directory,
+      mcp: (host, ctx) => {
+        // Counts what the handler pulls from each request body.
+        const counting: RouteHost = {
+          all: (path, handler) =>
+            host.all(path, (c) => handler({ req: { raw: counted(c.req.raw, pulled) } })),
+        };
+        mcp = attachMcp(counting, ctx.engine, {
+          authenticate: (token) => ctx.directory.authenticateBearer(token),
+          maxSessionsPerAgent: 2,
+          maxSessionsPerTenant: 3,
+          maxSessions: 4,
+          maxBodyBytes: LIMIT,
+        });
+      },
+    });
+    server = await startServer(app, { port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await mcp?.close();
+    await server?.close();
+    await w?.close();
+  });
+
+  const open = (token: string) =>
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify(INIT),
+    });
+  const closeSession = async (token: string, sessionId: string) => {
+    const r = await fetch(`${server.url}/mcp`, {
+      method: 'DELETE',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'mcp-session-id': sessionId,
+        'mcp-protocol-version': '2025-06-18',
+      },
+    });
+    await r.body?.cancel();
+    expect(r.status).toBe(200);
+  };
+  async function opened(token: string): Promise<string> {
+    const r = await open(token);
+    await r.body?.cancel();
+    expect(r.status).toBe(200);
+    return r.headers.get('mcp-session-id')!;
+  }
+  async function refused(token: string): Promise<{ status: number; retryAfter: number; body: unknown }> {
+    const r = await open(token);
+    const body = r.headers.get('content-type') === 'application/json' ? await r.json() : await r.text();
+    return { status: r.status, retryAfter: Number(r.headers.get('retry-after')), body };
+  }
+
+  it('caps sessions per agent and per tenant (429 rate_limited, Retry-After); another tenant still opens one; the server cap is the backstop', async () => {
+    const a1 = await opened(w.tokens.acme);
+    await opened(w.tokens.acme);
+    const agentFull = await refused(w.tokens.acme);
+    expect(agentFull.status).toBe(429);
+    expect(agentFull.body).toMatchObject({ reason: 'rate_limited', scope: 'agent' });
+    expect(agentFull.retryAfter).toBeGreaterThanOrEqual(1);
+    expect(agentFull.retryAfter).toBeLessThanOrEqual(3600);
+
+    const b1 = await opened(second);
+    const tenantFull = await refused(second);
+    expect(tenantFull.status).toBe(429);
+    expect(tenantFull.body).toMatchObject({ reason: 'rate_limited', scope: 'tenant' });
+    expect(tenantFull.retryAfter).toBeGreaterThanOrEqual(1);
+
+    // acme's agents are at their caps; globex's agent is not refused for it.
+    const g1 = await opened(w.tokens.globex);
+    expect(mcp?.sessions).toBe(4);
+    const serverFull = await refused(w.tokens.globex);
+    expect(serverFull.status).toBe(503);
+    expect(serverFull.body).toMatchObject({ reason: 'rate_limited', scope: 'server' });
+
+    // A closed session gives its slot back.
+    await closeSession(w.tokens.acme, a1);
+    await closeSession(second, b1);
+    await closeSession(w.tokens.globex, g1);
+    expect(mcp?.sessions).toBe(1);
+    await opened(w.tokens.acme);
+    await opened(second);
+  });
+
+  it('stops reading a chunked body at the limit and answers 413 body_too_large while the client is still sending', async () => {
+    pulled.bytes = 0;
+    const max = 32 * 1024 * 1024;
+    const flood = await chunkedFlood(`${server.url}/mcp`, w.tokens.globex, max);
+    // The server pulled at most the limit and one chunk, and answered long before the body ended.
+    expect(pulled.bytes).toBeGreaterThan(LIMIT);
+    expect(pulled.bytes).toBeLessThanOrEqual(LIMIT + 64 * 1024);
+    expect(flood.finished).toBe(false);
+    expect(flood.sentAtResponse).toBeLessThan(max / 4);
+    expect(flood.status).toBe(413);
+    expect(JSON.parse(flood.body)).toMatchObject({ reason: 'body_too_large' });
+    // The unread rest is not drained: the connection closes.
+    expect(flood.headers.connection).toBe('close');
+  });
+
+  it('holds a body whose Content-Length lies to the limit, reading no further', async () => {
+    let produced = 0;
+    const lying = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (produced >= 8 * 1024 * 1024) return controller.close();
+          produced += 4096;
+          controller.enqueue(new Uint8Array(4096).fill(0x61));
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const r = await mcp!.handle(
+      new Request(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${w.tokens.globex}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': '10',
+        },
+        body: lying,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(produced).toBeLessThanOrEqual(LIMIT + 4096);
+    expect(r.status).toBe(413);
+    expect(await r.json()).toMatchObject({ reason: 'body_too_large' });
+  });
+
+  it('scopes reads like the HTTP API: another agent’s proposal of the same tenant reads like a missing id, and no list or cursor names it', async () => {
+    const connect = async (token: string) => {
+      const transport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      });
+      const client = new Client({ name: 'countersign-test', version: '1.0.0' });
+      await client.connect(transport);
+      return client;
+    };
+    const propose = async (client: Client, invoice: string) => {
+      w.world.invoices.add({
+        tenant: 'acme',
+        id: invoice,
+        supplierName: 'Northwind Paper Co.',
+        supplierAccount: 'acct-supplier-7',
+        dueMinor: 1_000,
+        currency: 'USD',
+        status: 'open',
+      });
+      const r = await client.callTool({ name: 'propose_invoice_pay', arguments: { invoice_id: invoice } });
+      expect(r.isError).toBeFalsy();
+      return (r.structuredContent as { proposal_id: string }).proposal_id;
+    };
+    await mcp!.close();
+    const a = await connect(w.tokens.acme);
+    const b = await connect(second);
+    try {
+      const b1 = await propose(b, 'inv-scope-1');
+      const b2 = await propose(b, 'inv-scope-2');
+      const mine = await propose(a, 'inv-scope-3');
+      expect((await w.engine.get('acme', mine))?.requestedBy).toBe('agent:acme-assistant');
+
+      const foreign = await b.callTool({ name: 'get_proposal', arguments: { proposal_id: mine } });
+      const missing = await b.callTool({
+        name: 'get_proposal',
+        arguments: { proposal_id: 'prp_doesnotexist' },
+      });
+      expect(foreign.isError).toBe(true);
+      expect(foreign.structuredContent).toBeUndefined();
+      expect(textOf(foreign)).toBe(`No proposal ${mine}.`);
+      expect(textOf(missing)).toBe('No proposal prp_doesnotexist.');
+      const own = await a.callTool({ name: 'get_proposal', arguments: { proposal_id: mine } });
+      expect(own.structuredContent).toMatchObject({ proposal_id: mine, status: 'pending' });
+
+      // The HTTP API answers the same read 404, and B's pages and cursors hold only B's proposals.
+      const api = (path: string) =>
+        fetch(`${server.url}/api/v1${path}`, { headers: { authorization: `Bearer ${second}` } });
+      const direct = await api(`/proposals/${mine}`);
+      expect(direct.status).toBe(404);
+      expect(await direct.json()).toMatchObject({ reason: 'not_found' });
+      const seen: string[] = [];
+      const cursors: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await api(`/proposals?limit=1${cursor ? `&cursor=${cursor}` : ''}`);
+        const body = (await page.json()) as { items: { id: string }[]; nextCursor?: string };
+        seen.push(...body.items.map((p) => p.id));
+        cursor = body.nextCursor;
+        if (cursor) cursors.push(Buffer.from(cursor, 'base64url').toString('utf8'));
+      } while (cursor);
+      for (const c of cursors) expect(c).not.toContain(mine);
+      expect(seen).toEqual([b2, b1]);
+      expect(cursors).toHaveLength(1);
+      expect(cursors[0]).toContain(b2);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

@@ -6,6 +6,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Engine } from '../../engine/create-engine.js';
+import { proposalHandback } from '../../engine/handback.js';
+import { readProposal } from '../../engine/read-scope.js';
 import { operationTools } from '../shared/operation-tools.js';
 import { summaryOf } from '../shared/tool-reply.js';
 import type { McpSession } from './mcp-session.js';
@@ -131,11 +133,15 @@ async function getProposal(
       true,
     );
   }
-  // Another tenant's proposal reads exactly like a missing one.
-  const proposal = await engine.get(session.tenant, id);
+  // Scoped exactly like the HTTP API's reads: another tenant's proposal, and another agent's of
+  // the same tenant, read exactly like a missing one.
+  const proposal = await readProposal(
+    engine,
+    { tenant: session.tenant, id: session.agent, kind: 'agent' },
+    id,
+  );
   if (!proposal) return text(`No proposal ${id}.`, true);
-  const items = await engine.handback({ tenant: session.tenant, runId: proposal.runId, limit: 100 });
-  const handback = items.find((i) => i.proposalId === proposal.id)?.text ?? null;
+  const handback = proposalHandback(engine.operations.get(proposal.operation), proposal);
   const view = {
     proposal_id: proposal.id,
     operation: proposal.operation,

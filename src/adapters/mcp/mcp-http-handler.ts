@@ -6,8 +6,11 @@ import { parseJson } from '../../canonical/parse-json.js';
 import type { Engine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
 import type { Actor } from '../../operation/actor.js';
+import type { ProblemReason } from '../../server/http-problem.js';
 import type { AgentAuthenticator } from './agent-authenticator.js';
 import { createMcpServer } from './create-mcp-server.js';
+import { McpSessionLedger, type McpSessionScope } from './mcp-session-ledger.js';
+import { readBoundedBody } from './read-bounded-body.js';
 
 /** Options of {@link mcpHttpHandler}. */
 export interface McpHttpOptions {
@@ -15,11 +18,24 @@ export interface McpHttpOptions {
   readonly authenticate: AgentAuthenticator;
   /** The resource boundary of proposals made through MCP (default: none; see `McpSession.resource`). */
   readonly resource?: string;
-  /** Open sessions at most (default 1 000); beyond it a new session is answered 503. */
+  /**
+   * Open sessions of the whole server at most (default 1 000), the backstop behind the per-tenant
+   * and per-agent caps; beyond it a new session is answered 503 `rate_limited` with `Retry-After`.
+   */
   readonly maxSessions?: number;
+  /**
+   * Open sessions of one tenant's agents at most (default 100); beyond it that tenant's next
+   * session is answered 429 `rate_limited` with `Retry-After`, and other tenants are unaffected.
+   */
+  readonly maxSessionsPerTenant?: number;
+  /** Open sessions of one agent at most (default 20); beyond it 429 `rate_limited` with `Retry-After`. */
+  readonly maxSessionsPerAgent?: number;
   /** A session unused this long is closed (default 1 hour). */
   readonly idleMs?: number;
-  /** Largest accepted request body in bytes (default 1 MiB). */
+  /**
+   * Largest accepted request body in bytes (default 1 MiB), counted as it streams in whatever
+   * `Content-Length` says; a larger body is answered 413 `body_too_large` and not read further.
+   */
   readonly maxBodyBytes?: number;
   /** Defaults to the system clock. */
   readonly now?: () => number;
@@ -38,8 +54,13 @@ interface OpenSession {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
   readonly agent: Actor;
+  /** Gives the session's slot in the ledger back. */
+  readonly release: () => void;
   lastSeen: number;
 }
+
+/** Default caps of open sessions: per agent, per tenant, and for the whole server. */
+const DEFAULT_LIMITS = Object.freeze({ perAgent: 20, perTenant: 100, total: 1_000 });
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {
@@ -48,8 +69,15 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
+// A refusal before the JSON-RPC layer, in the server's problem shape.
+const problem = (
+  status: number,
+  reason: ProblemReason,
+  message: string,
+  extra: { readonly body?: Record<string, unknown>; readonly headers?: Record<string, string> } = {},
+) => json(status, { reason, message, ...extra.body }, extra.headers);
 const unauthenticated = (message: string) =>
-  json(401, { reason: 'unauthenticated', message }, { 'www-authenticate': 'Bearer realm="countersign"' });
+  problem(401, 'unauthenticated', message, { headers: { 'www-authenticate': 'Bearer realm="countersign"' } });
 const rpcError = (status: number, message: string) =>
   json(status, { jsonrpc: '2.0', error: { code: -32000, message }, id: null });
 
@@ -57,12 +85,18 @@ async function readBody(
   request: Request,
   limit: number,
 ): Promise<{ kind: 'ok'; value: unknown } | { kind: 'error'; response: Response }> {
-  const declared = Number(request.headers.get('content-length') ?? '0');
-  if (declared > limit) return { kind: 'error', response: rpcError(413, 'request body too large') };
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  if (bytes.byteLength > limit) return { kind: 'error', response: rpcError(413, 'request body too large') };
+  const body = await readBoundedBody(request, limit);
+  if (body.kind === 'too_large') {
+    // The rest of the body stays unread: close the connection rather than drain it.
+    const response = problem(413, 'body_too_large', `the request body is larger than ${limit} bytes`, {
+      headers: { connection: 'close' },
+    });
+    return { kind: 'error', response };
+  }
+  if (body.kind === 'broken')
+    return { kind: 'error', response: rpcError(400, 'the request body was cut off') };
   try {
-    return { kind: 'ok', value: parseJson(new TextDecoder('utf-8', { fatal: true }).decode(bytes)) };
+    return { kind: 'ok', value: parseJson(new TextDecoder('utf-8', { fatal: true }).decode(body.bytes)) };
   } catch {
     return {
       kind: 'error',
@@ -76,7 +110,8 @@ async function readBody(
  * web-standard `Request`/`Response`. Every request carries an agent's bearer token; a session is
  * opened by an `initialize` request and bound to that agent and its tenant (and to a fresh run id)
  * for its whole life. A request for a session with another agent's token is answered exactly like
- * an unknown session (404).
+ * an unknown session (404). Open sessions are capped per agent, per tenant and in total, so one
+ * tenant's agent cannot use up the sessions of the others; request bodies are capped as they stream.
  *
  * @example
  * const mcp = mcpHttpHandler(engine, { authenticate: (token) => directory.authenticateBearer(token) });
@@ -85,7 +120,11 @@ async function readBody(
 export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttpHandler {
   const sessions = new Map<string, OpenSession>();
   const now = options.now ?? Date.now;
-  const maxSessions = options.maxSessions ?? 1_000;
+  const ledger = new McpSessionLedger({
+    perAgent: options.maxSessionsPerAgent ?? DEFAULT_LIMITS.perAgent,
+    perTenant: options.maxSessionsPerTenant ?? DEFAULT_LIMITS.perTenant,
+    total: options.maxSessions ?? DEFAULT_LIMITS.total,
+  });
   const idleMs = options.idleMs ?? 3_600_000;
   const maxBody = options.maxBodyBytes ?? 1_048_576;
 
@@ -93,6 +132,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     const open = sessions.get(id);
     if (!open) return;
     sessions.delete(id);
+    open.release();
     await open.server.close();
   };
   const sweepIdle = async () => {
@@ -105,8 +145,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     if (!match) return unauthenticated('send the agent token as Authorization: Bearer <token>');
     const actor = await options.authenticate(match[1]!);
     if (!actor) return unauthenticated('the bearer token is not valid');
-    if (actor.kind !== 'agent')
-      return json(403, { reason: 'forbidden', message: 'only an agent token opens an MCP session' });
+    if (actor.kind !== 'agent') return problem(403, 'forbidden', 'only an agent token opens an MCP session');
 
     let parsedBody: unknown;
     if (request.method === 'POST') {
@@ -126,7 +165,9 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
       return rpcError(400, 'Bad Request: no session; send an initialize request first');
     }
     await sweepIdle();
-    if (sessions.size >= maxSessions) return rpcError(503, 'too many open MCP sessions; try again later');
+    // reserve() counts the slot at once, before any await, so concurrent initializes cannot overshoot a cap.
+    const slot = ledger.reserve(actor);
+    if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
     const server = createMcpServer(engine, {
       tenant: actor.tenant,
       agent: actor.id,
@@ -136,12 +177,39 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, agent: actor, lastSeen: now() });
+        sessions.set(id, { transport, server, agent: actor, release: slot.release, lastSeen: now() });
       },
       onsessionclosed: (id) => drop(id),
     });
-    await server.connect(transport);
-    return transport.handleRequest(request, { parsedBody });
+    try {
+      await server.connect(transport);
+      return await transport.handleRequest(request, { parsedBody });
+    } finally {
+      // An initialize the transport refused opened no session: give its slot back.
+      if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) {
+        slot.release();
+        await server.close();
+      }
+    }
+  }
+
+  // Retry-After: when the first session of the full scope would be closed as idle, in whole seconds.
+  function sessionRefused(scope: McpSessionScope, actor: Actor): Response {
+    const inScope = [...sessions.values()].filter(
+      (s) =>
+        scope === 'server' ||
+        (s.agent.tenant === actor.tenant && (scope === 'tenant' || s.agent.id === actor.id)),
+    );
+    const freeAt = Math.min(...inScope.map((s) => s.lastSeen + idleMs));
+    const seconds = Number.isFinite(freeAt) ? Math.ceil((freeAt - now()) / 1000) : 1;
+    const retryAfter = String(Math.min(Math.max(seconds, 1), Math.ceil(idleMs / 1000)));
+    const whose = { agent: 'this agent has', tenant: 'this tenant has', server: 'the server has' }[scope];
+    return problem(
+      scope === 'server' ? 503 : 429,
+      'rate_limited',
+      `${whose} as many open MCP sessions as allowed; close one or try again later`,
+      { body: { scope }, headers: { 'retry-after': retryAfter } },
+    );
   }
 
   return {

@@ -38,7 +38,9 @@ connections, lets in-flight requests finish, and closes the database cleanly.
 
   --db FILE                the SQLite file (default ./countersign.db, created if missing)
   --store URL              a postgres:// URL instead of --db (several servers may share it)
-  --config FILE            an ES module exporting { operations, store?, authentication? }
+  --config FILE            an ES module exporting { operations, store?, authentication?, mcp? }
+                           (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
+                           idleMs, maxBodyBytes } limits the --mcp endpoint)
   --port N                 default 8787 (0 picks a free port)
   --host H                 default 127.0.0.1
   --demo                   the example operations (invoice payments, refunds, email drafts),
@@ -126,6 +128,7 @@ sending it as a bearer token (the figures span every tenant).`,
               ctx: { engine: typeof engine; directory: typeof directory },
             ) => {
               mcp = attachMcp(host, ctx.engine, {
+                ...config?.mcp,
                 authenticate: (token) => ctx.directory.authenticateBearer(token),
               });
             },

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { z } from 'zod';
 import type { Engine } from '../../engine/create-engine.js';
 import type { Proposal } from '../../engine/proposal.js';
+import { listReadable, readProposal } from '../../engine/read-scope.js';
 import type { Actor } from '../../operation/actor.js';
 import { formatIssues, toInputIssues } from '../../operation/issues.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
@@ -59,11 +60,6 @@ function changingActor(c: Context<AppEnv>, publicUrl: URL | undefined): Actor {
   return principal.actor;
 }
 
-// An agent sees the proposals it made; another agent's proposal, like another tenant's, is 404.
-function visibleTo(actor: Actor, proposal: Proposal): boolean {
-  return actor.kind !== 'agent' || proposal.requestedBy === actor.id;
-}
-
 /**
  * The HTTP API v1 (JSON). Every query passes the caller's tenant; a proposal of another tenant
  * is 404 exactly like a missing one. Errors are `{ reason, message, correlationId? }`.
@@ -79,8 +75,9 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   const present = (c: Context, p: Proposal) =>
     proposalJson(p, { handback: handbackText(engine, p), approvalUrl: approvalUrl(c, publicUrl, p) });
   const load = async (c: Context<AppEnv>, actor: Actor): Promise<Proposal> => {
-    const proposal = await engine.get(actor.tenant, c.req.param('id') ?? '');
-    if (!proposal || !visibleTo(actor, proposal)) throw refusal('not_found', 'no such proposal');
+    // An agent sees the proposals it made; another agent's proposal, like another tenant's, is 404.
+    const proposal = await readProposal(engine, actor, c.req.param('id') ?? '');
+    if (!proposal) throw refusal('not_found', 'no such proposal');
     return proposal;
   };
 
@@ -124,7 +121,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     if (!Number.isInteger(limit) || limit < 1 || limit > 200)
       issues.push({ path: '$.limit', message: 'expected a whole number from 1 to 200' });
     if (issues.length > 0) throw invalid(issues);
-    const page = await engine.list(actor.tenant, {
+    const page = await listReadable(engine, actor, {
       limit,
       ...(statuses.length > 0 ? { status: statuses as ProposalStatus[] } : {}),
       ...(query['runId'] ? { runId: query['runId'] } : {}),
@@ -132,7 +129,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       ...(query['cursor'] ? { cursor: query['cursor'] } : {}),
     });
     return c.json({
-      items: page.items.filter((p) => visibleTo(actor, p)).map((p) => present(c, p)),
+      items: page.items.map((p) => present(c, p)),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });

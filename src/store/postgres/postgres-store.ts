@@ -462,6 +462,7 @@ function listProposalsSql(tenant: string, query: ProposalQuery): [string, unknow
   }
   if (query.runId !== undefined) where.push(`run_id = ${p(query.runId)}`);
   if (query.operation !== undefined) where.push(`operation = ${p(query.operation)}`);
+  if (query.requestedBy !== undefined) where.push(`requested_by = ${p(query.requestedBy)}`);
   if (query.before) {
     const at = p(query.before.createdAt);
     where.push(`(created_at < ${at} OR (created_at = ${at} AND id < ${p(query.before.id)}))`);

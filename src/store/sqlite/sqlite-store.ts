@@ -363,6 +363,10 @@ function listProposals(
     where.push('operation = ?');
     params.push(query.operation);
   }
+  if (query.requestedBy !== undefined) {
+    where.push('requested_by = ?');
+    params.push(query.requestedBy);
+  }
   if (query.before) {
     where.push('(created_at < ? OR (created_at = ? AND id < ?))');
     params.push(query.before.createdAt, query.before.createdAt, query.before.id);
