@@ -81,6 +81,15 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     return proposal;
   };
 
+  // An agent never decides, but its refusal must not tell a colleague's proposal from a missing
+  // id: what it may not read answers `not_found`, exactly like a read.
+  const decidingActor = async (c: Context<AppEnv>): Promise<Actor> => {
+    const actor = changingActor(c, publicUrl);
+    if (actor.kind === 'agent' && !(await readProposal(engine, actor, c.req.param('id') ?? '')))
+      throw refusal('not_found', 'no such proposal');
+    return actor;
+  };
+
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
   api.route('/grants', grantRoutes({ engine, publicUrl }));
 
@@ -144,7 +153,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   });
 
   api.post('/proposals/:id/approve', async (c) => {
-    const actor = changingActor(c, publicUrl);
+    const actor = await decidingActor(c);
     const input = await body(c, ApproveBody);
     const proposalId = c.req.param('id');
     const result = await engine.approveAndExecute({
@@ -173,7 +182,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   });
 
   api.post('/proposals/:id/decline', async (c) => {
-    const actor = changingActor(c, publicUrl);
+    const actor = await decidingActor(c);
     const input = await body(c, DeclineBody);
     const result = await engine.decline({
       tenant: actor.tenant,
@@ -186,7 +195,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   });
 
   api.post('/proposals/:id/edit', async (c) => {
-    const actor = changingActor(c, publicUrl);
+    const actor = await decidingActor(c);
     const input = await body(c, EditBody);
     const result = await engine.edit({
       tenant: actor.tenant,
@@ -204,7 +213,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   });
 
   api.post('/proposals/:id/reconcile', async (c) => {
-    const actor = changingActor(c, publicUrl);
+    const actor = await decidingActor(c);
     await body(c, ReconcileBody);
     const result = await engine.reconcile({ tenant: actor.tenant, proposalId: c.req.param('id'), actor });
     if (result.kind === 'reconciled') return c.json({ id: c.req.param('id'), outcome: result.outcome });
