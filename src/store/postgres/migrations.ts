@@ -73,4 +73,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_grants_by_created ON countersign_grants (tenant, created_at, id)',
     ],
   },
+  {
+    version: 3,
+    name: 'proposal quotas',
+    statements: [
+      "CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by) WHERE status = 'pending'",
+      'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
+    ],
+  },
 ];

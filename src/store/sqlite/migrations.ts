@@ -60,4 +60,13 @@ CREATE TABLE countersign_grants (
 CREATE INDEX countersign_grants_by_subject ON countersign_grants (tenant, subject, created_at);
 `,
   },
+  {
+    version: 3,
+    name: 'proposal quotas',
+    sql: `
+CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by) WHERE status = 'pending';
+CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at);
+CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id);
+`,
+  },
 ];
