@@ -18,6 +18,12 @@ import { type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import {
+  type ProposalLimits,
+  type ProposalLimitsOption,
+  proposalQuota,
+  resolveProposalLimits,
+} from './proposal-quota.js';
+import {
   getProposal,
   type ListInput,
   listProposals,
@@ -48,6 +54,12 @@ export interface EngineOptions {
   readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
   readonly migrate?: boolean;
+  /**
+   * Proposal quotas per agent and per tenant, on by default ({@link DEFAULT_PROPOSAL_LIMITS}:
+   * 30 a minute and 50 pending per agent, 300 a minute and 1,000 pending per tenant). Over a
+   * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
+   */
+  readonly limits?: ProposalLimitsOption;
 }
 
 /** `completed` with the outcome of this approval's execution, a replay's stored outcome, or the refusal. */
@@ -61,7 +73,12 @@ export interface Engine {
   readonly operations: ReadonlyMap<string, AnyOperation>;
   /** Operator roles that may approve, decline, edit and reconcile. */
   readonly approverRoles: readonly string[];
-  /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
+  /** The proposal quotas this engine enforces. */
+  readonly limits: ProposalLimits;
+  /**
+   * Turns a model's request into a frozen, pending proposal (or an invalid request the model can
+   * correct, or `rate_limited` when the agent or its tenant is over a quota).
+   */
   propose(input: ProposeInput): Promise<ProposeResult>;
   /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
   grant(input: GrantInput): Promise<GrantResult>;
@@ -122,12 +139,19 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     leaseMs: options.leaseMs ?? 5 * 60_000,
     observers: options.observers ?? [],
   });
+  const quota = proposalQuota({
+    store: ctx.store,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    limits: resolveProposalLimits(options.limits),
+  });
   if (options.migrate !== false) await options.store.migrate();
   const executeOptions = { faults: options.faults };
   return Object.freeze({
     operations,
     approverRoles: ctx.approverRoles,
-    propose: (input: ProposeInput) => propose(ctx, input, executeOptions),
+    limits: quota.limits,
+    propose: (input: ProposeInput) => quota.admit(input, () => propose(ctx, input, executeOptions)),
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
     grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),

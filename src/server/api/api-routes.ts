@@ -10,7 +10,7 @@ import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
 import { handbackText } from '../handback-text.js';
-import { HttpProblem, refusal } from '../http-problem.js';
+import { HttpProblem, rateLimited, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
@@ -107,6 +107,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
         modelMessage: result.modelMessage,
       });
     }
+    if (result.kind === 'rate_limited') throw rateLimited(result);
     return c.json({ ...present(c, result.proposal), ...(result.grant ? { grant: result.grant } : {}) }, 201);
   });
 
