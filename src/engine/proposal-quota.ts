@@ -214,7 +214,8 @@ export function proposalQuota(deps: {
             levels.map((l) =>
               tx.countProposals(tenant, {
                 ...(l.level === 'agent' ? { requestedBy } : {}),
-                createdSince: now - WINDOW_MS,
+                // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
+                createdSince: now - WINDOW_MS + 1,
               }),
             ),
           ),
