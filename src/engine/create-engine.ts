@@ -21,6 +21,8 @@ import {
   type ProposalLimits,
   type ProposalLimitsOption,
   proposalQuota,
+  type QuotaSubject,
+  type RateLimited,
   resolveProposalLimits,
 } from './proposal-quota.js';
 import {
@@ -60,6 +62,8 @@ export interface EngineOptions {
    * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
    */
   readonly limits?: ProposalLimitsOption;
+  /** Called for each proposal a quota refused (metrics: see `countersign/server`'s Prometheus metrics). Must not throw. */
+  readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }
 
 /** `completed` with the outcome of this approval's execution, a replay's stored outcome, or the refusal. */
@@ -144,6 +148,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     clock: ctx.clock,
     logger: ctx.logger,
     limits: resolveProposalLimits(options.limits),
+    ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
   });
   if (options.migrate !== false) await options.store.migrate();
   const executeOptions = { faults: options.faults };

@@ -23,6 +23,7 @@ export {
   type ProposalLimit,
   type ProposalLimits,
   type ProposalLimitsOption,
+  type QuotaSubject,
   type RateLimited,
   type RateLimitKind,
 } from './proposal-quota.js';

@@ -132,8 +132,9 @@ export function proposalQuota(deps: {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly limits: ProposalLimits;
+  readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }): ProposalQuota {
-  const { store, clock, logger, limits } = deps;
+  const { store, clock, logger, limits, onRateLimited } = deps;
   const inFlight = new Map<string, InFlight>();
   const entry = (key: string): InFlight => {
     let e = inFlight.get(key);
@@ -243,6 +244,7 @@ export function proposalQuota(deps: {
           },
           'proposal refused: rate limited',
         );
+        onRateLimited?.(refused, subject);
         return refused;
       }
       for (const l of levels) l.flight.reserved++;

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigurationError } from '../canonical/errors.js';
+import type { ProposalLimitsOption } from '../engine/proposal-quota.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
@@ -48,6 +49,8 @@ export interface ServeConfig {
   /** The store; defaults to SQLite at `--db FILE`. */
   readonly store?: Store;
   readonly authentication?: AuthenticationConfig;
+  /** Proposal quotas per agent and per tenant (default on: see `DEFAULT_PROPOSAL_LIMITS`). */
+  readonly limits?: ProposalLimitsOption;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -95,8 +98,12 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const authentication = exported['authentication'];
   if (authentication !== undefined && !isRecord(authentication))
     throw new ConfigurationError(`--config ${file}: "authentication" must be an object`);
+  const limits = exported['limits'];
+  if (limits !== undefined && limits !== false && !isRecord(limits))
+    throw new ConfigurationError(`--config ${file}: "limits" must be false or an object`);
   return {
     operations: operations as AnyOperation[],
+    ...(limits !== undefined ? { limits: limits as ProposalLimitsOption } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),
     ...(authentication !== undefined ? { authentication: authentication as AuthenticationConfig } : {}),
   };

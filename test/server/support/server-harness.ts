@@ -74,7 +74,7 @@ export async function serverHarness(
     operations: [...demoOperations(world), ...(options.extraOperations ?? [])],
     clock,
     logger,
-    ...(metrics ? { observers: [metrics.observer] } : {}),
+    ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
   const directory = new PrincipalDirectory(store, { clock, ...(options.directory ?? {}) });
