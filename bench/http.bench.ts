@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoOperations, demoWorld } from '../examples/index.js';
 import { type Actor, createEngine } from '../src/index.js';
+import { BENCH_LIMITS } from './bench-limits.js';
 import { createCountersignApp, PrincipalDirectory, startServer } from '../src/server/index.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
 
@@ -28,7 +29,7 @@ const CONCURRENCY = [1, 16] as const;
 const dir = mkdtempSync(join(tmpdir(), 'countersign-bench-http-'));
 const store = new SqliteStore({ path: join(dir, 'bench.db') });
 const world = demoWorld();
-const engine = await createEngine({ store, operations: demoOperations(world) });
+const engine = await createEngine({ store, operations: demoOperations(world), limits: BENCH_LIMITS });
 const directory = new PrincipalDirectory(store);
 await directory.migrate();
 await directory.ensureTenant('acme');

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type Actor, createEngine, defineOperation, newId } from '../src/index.js';
+import { BENCH_LIMITS } from './bench-limits.js';
 import { AUDIT_COLUMNS, PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
 
@@ -41,7 +42,7 @@ const ada: Actor = { id: 'user:ada', tenant: 'acme', kind: 'operator', roles: ['
 
 async function engineRound(round: number): Promise<{ wall: number; cpu: number }> {
   const store = new SqliteStore({ path: join(dir, `engine-${round}.db`) });
-  const engine = await createEngine({ store, operations: [noop] });
+  const engine = await createEngine({ store, operations: [noop], limits: BENCH_LIMITS });
   const run = async (i: number) => {
     const p = await engine.propose({
       operation: 'bench.noop',

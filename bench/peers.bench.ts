@@ -53,6 +53,7 @@ import {
   stopAtProposal,
 } from '../src/adapters/openai-agents/index.js';
 import { type Actor, createEngine, type Engine } from '../src/index.js';
+import { BENCH_LIMITS } from './bench-limits.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
 
 setTracingDisabled(true);
@@ -536,7 +537,7 @@ const median = (values: readonly number[]): number => {
 };
 
 const store = new SqliteStore({ path: join(dir, 'countersign.db'), synchronous: 'NORMAL' });
-const engine = await createEngine({ store, operations: demoOperations(world) });
+const engine = await createEngine({ store, operations: demoOperations(world), limits: BENCH_LIMITS });
 const engineDb = store.database as unknown as Db;
 const engineAlone: Flow = {
   name: 'countersign engine alone: propose, load, approve + execute, handback (no framework)',

@@ -20,6 +20,7 @@ import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { type DemoWorld, demoOperations, demoWorld } from '../examples/index.js';
 import { type Actor, createEngine, type Engine } from '../src/index.js';
+import { BENCH_LIMITS } from './bench-limits.js';
 import { describeStoreTarget } from '../src/store/open-store.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
 
@@ -111,7 +112,7 @@ async function measure(poolSize: number): Promise<Record<Variant, number>> {
   const tenants8 = Array.from({ length: TENANTS }, (_, i) => `bench-t${i}`);
   const world = worldFor(['acme', ...tenants8]);
   const store = new PostgresStore({ connectionString: URL_, schema, max: poolSize });
-  const engine = await createEngine({ store, operations: demoOperations(world) });
+  const engine = await createEngine({ store, operations: demoOperations(world), limits: BENCH_LIMITS });
   const raw = new pg.Pool({ connectionString: URL_, options: `-c search_path=${schema}`, max: poolSize });
   try {
     const one = await propose(engine, ['acme'], CLAIMS, 8);

@@ -16,7 +16,14 @@ export * from './grants/index.js';
 // The audit trail.
 export * from './audit/index.js';
 // The store interface (backends live at `countersign/sqlite`, …).
-export type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from './store/store.js';
+export type {
+  ProposalCountQuery,
+  ProposalCounts,
+  ProposalQuery,
+  Store,
+  StoreCapabilities,
+  StoreTransaction,
+} from './store/store.js';
 export {
   type AttemptRecord,
   type AttemptStatus,

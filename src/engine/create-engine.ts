@@ -18,6 +18,14 @@ import { type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import {
+  type ProposalLimits,
+  type ProposalLimitsOption,
+  proposalQuota,
+  type QuotaSubject,
+  type RateLimited,
+  resolveProposalLimits,
+} from './proposal-quota.js';
+import {
   getProposal,
   type ListInput,
   listProposals,
@@ -54,6 +62,14 @@ export interface EngineOptions {
   readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
   readonly migrate?: boolean;
+  /**
+   * Proposal quotas per agent and per tenant, on by default ({@link DEFAULT_PROPOSAL_LIMITS}:
+   * 30 a minute and 50 pending per agent, 300 a minute and 1,000 pending per tenant). Over a
+   * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
+   */
+  readonly limits?: ProposalLimitsOption;
+  /** Called for each proposal a quota refused (metrics: see `countersign/server`'s Prometheus metrics). Must not throw. */
+  readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }
 
 /** `completed` with the outcome of this approval's execution, a replay's stored outcome, or the refusal. */
@@ -69,7 +85,12 @@ export interface Engine {
   readonly approverRoles: readonly string[];
   /** Whether an editor may approve their own edit for every operation (see {@link EngineOptions}). */
   readonly allowEditorApproval: boolean;
-  /** Turns a model's request into a frozen, pending proposal (or an invalid request the model can correct). */
+  /** The proposal quotas this engine enforces. */
+  readonly limits: ProposalLimits;
+  /**
+   * Turns a model's request into a frozen, pending proposal (or an invalid request the model can
+   * correct, or `rate_limited` when the agent or its tenant is over a quota).
+   */
   propose(input: ProposeInput): Promise<ProposeResult>;
   /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
   grant(input: GrantInput): Promise<GrantResult>;
@@ -131,13 +152,21 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
   });
+  const quota = proposalQuota({
+    store: ctx.store,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    limits: resolveProposalLimits(options.limits),
+    ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
+  });
   if (options.migrate !== false) await options.store.migrate();
   const executeOptions = { faults: options.faults };
   return Object.freeze({
     operations,
     approverRoles: ctx.approverRoles,
     allowEditorApproval: ctx.allowEditorApproval,
-    propose: (input: ProposeInput) => propose(ctx, input, executeOptions),
+    limits: quota.limits,
+    propose: (input: ProposeInput) => quota.admit(input, () => propose(ctx, input, executeOptions)),
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
     grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),

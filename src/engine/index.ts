@@ -18,6 +18,15 @@ export { formatHandback, type HandbackItem, proposalHandback } from './handback.
 export { newId } from './ids.js';
 export type { Proposal } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
+export {
+  DEFAULT_PROPOSAL_LIMITS,
+  type ProposalLimit,
+  type ProposalLimits,
+  type ProposalLimitsOption,
+  type QuotaSubject,
+  type RateLimited,
+  type RateLimitKind,
+} from './proposal-quota.js';
 export type { AuditLine, ListInput, ProposalPage } from './queries.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
 export type { RecoverOptions, RecoverySummary } from './recover.js';

@@ -5,6 +5,7 @@ import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest }
 import { type Proposal, toProposal } from './proposal.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, type GrantDecision } from './grants.js';
+import type { RateLimited } from './proposal-quota.js';
 
 /** What an agent (through the application) proposes. Tenant, section and requester come from the server. */
 export interface ProposeInput {
@@ -28,11 +29,13 @@ export interface ProposeInput {
 
 /**
  * `proposed` with the frozen proposal (and, when one of the agent's grants covers the operation,
- * what the grant decided); or an invalid request with text the model can act on.
+ * what the grant decided); an invalid request with text the model can act on; or `rate_limited`
+ * when the agent or its tenant is over a proposal quota (the engine's `limits`).
  */
 export type ProposeResult =
   | { readonly kind: 'proposed'; readonly proposal: Proposal; readonly grant?: GrantDecision }
-  | InvalidRequest;
+  | InvalidRequest
+  | RateLimited;
 
 function requireText(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)

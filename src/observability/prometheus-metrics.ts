@@ -1,11 +1,14 @@
 import { Counter, Histogram, Registry } from 'prom-client';
 import type { AuditEvent } from '../audit/event.js';
 import type { LifecycleObserver, StepFacts } from '../engine/audit-step.js';
+import type { RateLimited } from '../engine/proposal-quota.js';
 
 /** Prometheus metrics of the lifecycle, fed by an engine observer. */
 export interface LifecycleMetrics {
   /** Pass to `createEngine({ observers: [metrics.observer] })`. */
   readonly observer: LifecycleObserver;
+  /** Pass to `createEngine({ onRateLimited: metrics.rateLimited })`: counts proposals a quota refused. */
+  readonly rateLimited: (refused: RateLimited) => void;
   /** Serve `await registry.metrics()` at `/metrics` (content type `registry.contentType`). */
   readonly registry: Registry;
 }
@@ -110,5 +113,15 @@ export function createLifecycleMetrics(
         return;
     }
   };
-  return { observer, registry };
+  const rateLimitedTotal = new Counter({
+    name: `${prefix}proposals_rate_limited_total`,
+    help: 'Proposals refused by a quota (never audited), by limit: agent_rate, agent_pending, tenant_rate, tenant_pending.',
+    labelNames: ['limit'],
+    registers: [registry],
+  });
+  const rateLimited = (refused: RateLimited) => {
+    refusals.inc({ reason: refused.reason });
+    rateLimitedTotal.inc({ limit: refused.limit });
+  };
+  return { observer, rateLimited, registry };
 }

@@ -94,3 +94,19 @@ export function refusalStatus(reason: DenialReason): ProblemStatus {
 export function refusal(reason: DenialReason, message: string, extra?: Record<string, unknown>): HttpProblem {
   return new HttpProblem(refusalStatus(reason), reason, message, extra ? { extra } : {});
 }
+
+/**
+ * A quota refusal: 429 `rate_limited` with `Retry-After` in whole seconds (at least 1) and the
+ * model-facing text, so an agent calling the API directly knows how long to wait.
+ */
+export function rateLimited(refused: {
+  readonly retryAfterMs: number;
+  readonly modelMessage: string;
+  readonly limit: string;
+}): HttpProblem {
+  const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+  return new HttpProblem(429, 'rate_limited', refused.modelMessage, {
+    extra: { modelMessage: refused.modelMessage, limit: refused.limit, retryAfterSeconds: seconds },
+    headers: { 'Retry-After': String(seconds) },
+  });
+}

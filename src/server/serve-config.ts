@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigurationError } from '../canonical/errors.js';
 import type { McpHttpOptions } from '../adapters/mcp/mcp-http-handler.js';
+import type { ProposalLimitsOption } from '../engine/proposal-quota.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
@@ -69,6 +70,8 @@ export interface ServeConfig {
   readonly authentication?: AuthenticationConfig;
   /** Session and body limits of the MCP endpoint (`--mcp`). */
   readonly mcp?: McpServeConfig;
+  /** Proposal quotas per agent and per tenant (default on: see `DEFAULT_PROPOSAL_LIMITS`). */
+  readonly limits?: ProposalLimitsOption;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -127,9 +130,13 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
         throw new ConfigurationError(`--config ${file}: "mcp.${key}" must be a whole number above 0`);
     }
   }
+  const limits = exported['limits'];
+  if (limits !== undefined && limits !== false && !isRecord(limits))
+    throw new ConfigurationError(`--config ${file}: "limits" must be false or an object`);
   return {
     operations: operations as AnyOperation[],
     ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),
+    ...(limits !== undefined ? { limits: limits as ProposalLimitsOption } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),
     ...(authentication !== undefined ? { authentication: authentication as AuthenticationConfig } : {}),
   };

@@ -22,6 +22,24 @@ export interface ProposalQuery {
   readonly before?: { readonly createdAt: number; readonly id: string };
 }
 
+/** Which proposals {@link StoreTransaction.countProposals} counts: a tenant's, or one requester's. */
+export interface ProposalCountQuery {
+  /** Narrows to the proposals of one requesting principal (an agent). */
+  readonly requestedBy?: string;
+  /** Also count the proposals (of any status) created at or after this time. */
+  readonly createdSince: number;
+}
+
+/** What {@link StoreTransaction.countProposals} found: the figures proposal quotas are checked against. */
+export interface ProposalCounts {
+  /** Proposals still `pending` (awaiting a decision). */
+  readonly pending: number;
+  /** Proposals of any status created at or after `createdSince`. */
+  readonly created: number;
+  /** The earliest `createdAt` among those, or null when there are none. */
+  readonly oldestCreatedAt: number | null;
+}
+
 /** What differs between backends, named in one place. */
 export interface StoreCapabilities {
   readonly name: string;
@@ -61,6 +79,7 @@ export type StoreReader = Pick<
   | 'getProposal'
   | 'listProposals'
   | 'listExpired'
+  | 'countProposals'
   | 'getAttempt'
   | 'listAttempts'
   | 'listExpiredLeases'
@@ -88,6 +107,11 @@ export interface StoreTransaction {
     expected: { readonly status: ProposalStatus; readonly attempt?: number },
     patch: ProposalPatch,
   ): Promise<boolean>;
+  /**
+   * Counts a tenant's (or one requester's) pending proposals and those created since a time, for
+   * proposal quotas. Indexed: cost grows with the rows counted, never with the table.
+   */
+  countProposals(tenant: string, query: ProposalCountQuery): Promise<ProposalCounts>;
   /** Pending proposals whose expiry is at or before `now`, across tenants, oldest first. */
   listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]>;
   insertAttempt(record: AttemptRecord): Promise<void>;

@@ -327,6 +327,49 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       assert.deepEqual(expired.map((e) => e.id).sort(), [due.id, other.id].sort());
     }),
     withStore(
+      'countProposals counts pending and recent proposals per tenant and requester',
+      async (store) => {
+        const empty = await store.read((tx) => tx.countProposals('acme', { createdSince: 0 }));
+        assert.deepEqual(empty, { pending: 0, created: 0, oldestCreatedAt: null });
+        const records = [
+          sampleProposal({ requestedBy: 'agent:a', createdAt: 100 }),
+          sampleProposal({ requestedBy: 'agent:a', createdAt: 200 }),
+          sampleProposal({ requestedBy: 'agent:a', createdAt: 300, status: 'declined' }),
+          sampleProposal({ requestedBy: 'agent:b', createdAt: 250 }),
+          sampleProposal({ tenant: 'globex', requestedBy: 'agent:a', createdAt: 300 }),
+        ];
+        await store.transaction(async (tx) => {
+          for (const r of records) await tx.insertProposal(r);
+        });
+        assert.deepEqual(
+          await store.read((tx) => tx.countProposals('acme', { requestedBy: 'agent:a', createdSince: 150 })),
+          { pending: 2, created: 2, oldestCreatedAt: 200 },
+          'pending counts every age; created counts every status since the time, inclusive',
+        );
+        assert.deepEqual(await store.read((tx) => tx.countProposals('acme', { createdSince: 200 })), {
+          pending: 3,
+          created: 3,
+          oldestCreatedAt: 200,
+        });
+        assert.deepEqual(
+          await store.read((tx) => tx.countProposals('acme', { requestedBy: 'agent:c', createdSince: 0 })),
+          { pending: 0, created: 0, oldestCreatedAt: null },
+        );
+        await store.transaction((tx) =>
+          tx.updateProposal('acme', records[0]!.id, { status: 'pending' }, { status: 'declined' }),
+        );
+        assert.equal(
+          (
+            await store.transaction((tx) =>
+              tx.countProposals('acme', { requestedBy: 'agent:a', createdSince: 0 }),
+            )
+          ).pending,
+          1,
+          'a decided proposal is no longer pending',
+        );
+      },
+    ),
+    withStore(
       'attempts: insert, list, compare-and-set, unique idempotency key, expired leases',
       async (store) => {
         const record = sampleProposal();

@@ -72,6 +72,21 @@ describe('Prometheus metrics from the lifecycle', () => {
       ),
     ).toBe(2);
   });
+
+  it('counts proposals a quota refused, by limit, beside the refusals by reason', async () => {
+    const metrics = createLifecycleMetrics();
+    h = await harness({
+      observers: [metrics.observer],
+      onRateLimited: metrics.rateLimited,
+      limits: { perAgent: { pending: 1 } },
+    });
+    await proposePayment(h.engine, 'acme', 'inv-104');
+    await expect(proposePayment(h.engine, 'acme', 'inv-105')).rejects.toThrow(/rate_limited/);
+    const text = await metrics.registry.metrics();
+    expect(value(text, 'countersign_proposals_total{operation="invoice.pay"}')).toBe(1);
+    expect(value(text, 'countersign_refusals_total{reason="rate_limited"}')).toBe(1);
+    expect(value(text, 'countersign_proposals_rate_limited_total{limit="agent_pending"}')).toBe(1);
+  });
 });
 
 describe('OpenTelemetry spans', () => {

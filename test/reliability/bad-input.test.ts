@@ -12,7 +12,14 @@ import { type Backend, createBackend } from './support/backends.js';
 import { deepValue, hostileRequest, hostileText } from './support/hostile.js';
 import { reportFigure } from './support/report.js';
 import { LARGE, SIZES } from './support/sizes.js';
-import { AGENT, invoiceId, reliabilityOperations, reliabilityWorld, TENANT } from './support/world.js';
+import {
+  AGENT,
+  invoiceId,
+  reliabilityOperations,
+  reliabilityWorld,
+  TENANT,
+  RELIABILITY_LIMITS,
+} from './support/world.js';
 
 const TIMEOUT = LARGE ? 30 * 60_000 : 180_000;
 const PARSE_REASONS = [
@@ -67,6 +74,7 @@ describe('bad input', () => {
   beforeAll(async () => {
     backend = await createBackend('sqlite');
     engine = await createEngine({
+      limits: RELIABILITY_LIMITS,
       store: await backend.open(),
       operations: reliabilityOperations(reliabilityWorld({ invoices: 40 })),
     });

@@ -8,7 +8,14 @@ import { BACKENDS, type Backend, type BackendName, createBackend, scratchDir } f
 import { runWorker, sleep } from './support/children.js';
 import { proposeMany, stored, writeTargets } from './support/inspect.js';
 import { readJournal } from './support/journal.js';
-import { AGENT, operator, reliabilityOperations, reliabilityWorld, TENANT } from './support/world.js';
+import {
+  AGENT,
+  operator,
+  reliabilityOperations,
+  reliabilityWorld,
+  TENANT,
+  RELIABILITY_LIMITS,
+} from './support/world.js';
 
 const LEASE_MS = 200;
 const CONFIG = 'test/reliability/support/recover-config.ts';
@@ -71,6 +78,7 @@ async function openLab(name: BackendName): Promise<Lab> {
   const journal = join(scratch.dir, 'provider.jsonl');
   const store = await backend.open();
   const engine = await createEngine({
+    limits: RELIABILITY_LIMITS,
     store,
     operations: [...reliabilityOperations(reliabilityWorld({ invoices: 10, journal })), noteAppend],
     leaseMs: LEASE_MS,
@@ -217,6 +225,7 @@ describe('countersign recover and audit checkpoint: usage', () => {
     const backend = await createBackend('sqlite');
     const store = await backend.open();
     const engine = await createEngine({
+      limits: RELIABILITY_LIMITS,
       store,
       operations: reliabilityOperations(reliabilityWorld({ invoices: 3 })),
     });

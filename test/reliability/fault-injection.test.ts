@@ -16,7 +16,13 @@ import {
 import { type ProviderJournal, readJournal } from './support/journal.js';
 import { reportFigure } from './support/report.js';
 import { LARGE, SIZES } from './support/sizes.js';
-import { type Kind, operator, reliabilityOperations, reliabilityWorld } from './support/world.js';
+import {
+  type Kind,
+  operator,
+  reliabilityOperations,
+  reliabilityWorld,
+  RELIABILITY_LIMITS,
+} from './support/world.js';
 
 // Short leases on the real clock: a killed or paused worker's lease ends while the test waits.
 const LEASE_MS = 200;
@@ -89,7 +95,12 @@ async function openLab(name: BackendName, invoices: number, leaseMs = LEASE_MS):
   const marker = join(scratch.dir, 'marker.jsonl');
   const store = await backend.open();
   const world = reliabilityWorld({ invoices, journal });
-  const engine = await createEngine({ store, operations: reliabilityOperations(world), leaseMs });
+  const engine = await createEngine({
+    store,
+    operations: reliabilityOperations(world),
+    leaseMs,
+    limits: RELIABILITY_LIMITS,
+  });
   const args = [
     '--store',
     backend.location,
@@ -374,6 +385,7 @@ for (const { name, skip } of BACKENDS) {
           await sleep(LEASE_MS + 100);
           // A process that only runs the local draft operation sweeps the shared store.
           const partial = await createEngine({
+            limits: RELIABILITY_LIMITS,
             store: l.store,
             operations: reliabilityOperations(reliabilityWorld({ invoices: 1 })).filter(
               (o) => o.kind === 'email_broadcast.apply_draft',

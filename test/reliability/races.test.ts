@@ -16,7 +16,7 @@ import { draftRows, type Made, proposeMany, stored } from './support/inspect.js'
 import { readJournal } from './support/journal.js';
 import { reportFigure } from './support/report.js';
 import { LARGE, SIZES } from './support/sizes.js';
-import { type Kind, reliabilityOperations, reliabilityWorld } from './support/world.js';
+import { type Kind, reliabilityOperations, reliabilityWorld, RELIABILITY_LIMITS } from './support/world.js';
 
 const TIMEOUT = LARGE ? 30 * 60_000 : 240_000;
 
@@ -48,6 +48,7 @@ async function openLab(name: BackendName, invoices: number): Promise<Lab> {
   const journal = join(scratch.dir, 'provider.jsonl');
   const store = await backend.open();
   const engine = await createEngine({
+    limits: RELIABILITY_LIMITS,
     store,
     operations: reliabilityOperations(reliabilityWorld({ invoices, journal })),
   });

@@ -23,7 +23,14 @@ import { BACKENDS, type Backend, createBackend, type RawSql } from './support/ba
 import { proposeMany } from './support/inspect.js';
 import { reportFigure } from './support/report.js';
 import { LARGE, SIZES } from './support/sizes.js';
-import { operator, proposalInput, reliabilityOperations, reliabilityWorld, TENANT } from './support/world.js';
+import {
+  operator,
+  proposalInput,
+  reliabilityOperations,
+  reliabilityWorld,
+  TENANT,
+  RELIABILITY_LIMITS,
+} from './support/world.js';
 
 const SEAL_KEY = 'reliability-suite-seal-key-0123456789abcdef';
 const EVENTS = 1_000;
@@ -249,6 +256,7 @@ for (const { name, skip } of BACKENDS) {
       backend = await createBackend(name);
       store = await backend.open();
       engine = await createEngine({
+        limits: RELIABILITY_LIMITS,
         store,
         operations: reliabilityOperations(reliabilityWorld({ invoices: 400 })),
         sealKey: SEAL_KEY,
@@ -523,6 +531,7 @@ for (const { name, skip } of BACKENDS) {
 
     it('refuses approval of a proposal whose stored arguments, preview or scope changed: corrupt_approval_record', async () => {
       const unsealed = await createEngine({
+        limits: RELIABILITY_LIMITS,
         store,
         operations: reliabilityOperations(reliabilityWorld({ invoices: 400 })),
         migrate: false,
@@ -638,6 +647,7 @@ for (const { name, skip } of BACKENDS) {
       expect(sealed).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_approval_record' });
       // Without a seal key the recomputed digests are consistent: the seal is what catches it.
       const unsealed = await createEngine({
+        limits: RELIABILITY_LIMITS,
         store,
         operations: reliabilityOperations(reliabilityWorld({ invoices: 400 })),
         migrate: false,

@@ -51,7 +51,8 @@ function denial(role: Role, tenant: Tenant): { status: number; reason: string } 
 let h: ServerHarness;
 let missingBody: Record<string, unknown>;
 beforeAll(async () => {
-  h = await serverHarness();
+  // One agent proposes a fixture for every cell of the matrix, past the default 50 pending.
+  h = await serverHarness({ limits: { perAgent: { pending: 1_000, proposalsPerMinute: 1_000 } } });
   missingBody = (
     await call(h, 'GET', '/api/v1/proposals/prp_0000000000000000000000000', {
       token: h.tenants.acme.operators.approver.token,

@@ -14,7 +14,13 @@ export type ProposalArtifact =
       readonly short: string;
       readonly operation: string;
     }
-  | { readonly countersign: 'invalid_request'; readonly reason: string; readonly operation: string };
+  | { readonly countersign: 'invalid_request'; readonly reason: string; readonly operation: string }
+  | {
+      readonly countersign: 'rate_limited';
+      readonly reason: 'rate_limited';
+      readonly retryAfterMs: number;
+      readonly operation: string;
+    };
 
 interface ToolCallLike {
   readonly type?: string;
@@ -79,21 +85,33 @@ export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unkn
   }
 
   #message(reply: ToolReply, toolCallId: string): ToolMessage {
-    const artifact: ProposalArtifact =
-      reply.kind === 'proposed'
-        ? {
-            countersign: 'proposed',
-            proposalId: reply.proposal.id,
-            short: reply.proposal.short,
-            operation: this.operation,
-          }
-        : { countersign: 'invalid_request', reason: reply.reason, operation: this.operation };
     return new ToolMessage({
       content: reply.text,
       tool_call_id: toolCallId,
       name: this.name,
       status: reply.kind === 'proposed' ? 'success' : 'error',
-      artifact,
+      artifact: this.#artifact(reply),
     });
+  }
+
+  #artifact(reply: ToolReply): ProposalArtifact {
+    switch (reply.kind) {
+      case 'proposed':
+        return {
+          countersign: 'proposed',
+          proposalId: reply.proposal.id,
+          short: reply.proposal.short,
+          operation: this.operation,
+        };
+      case 'invalid_request':
+        return { countersign: 'invalid_request', reason: reply.reason, operation: this.operation };
+      case 'rate_limited':
+        return {
+          countersign: 'rate_limited',
+          reason: 'rate_limited',
+          retryAfterMs: reply.retryAfterMs,
+          operation: this.operation,
+        };
+    }
   }
 }

@@ -100,7 +100,7 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
         true,
       );
     const reply = await tool.propose(args ?? {}, undefined);
-    if (reply.kind === 'invalid_request') return text(reply.text, true);
+    if (reply.kind !== 'proposed') return text(reply.text, true);
     const p = reply.proposal;
     return {
       content: [{ type: 'text', text: reply.text }],

@@ -1,5 +1,6 @@
 import type { InvalidRequest } from '../../engine/freeze-proposal.js';
 import type { Proposal } from '../../engine/proposal.js';
+import type { RateLimited } from '../../engine/proposal-quota.js';
 
 /**
  * What a proposing tool hands back to the model, as a discriminated union so each adapter can
@@ -14,6 +15,13 @@ export type ToolReply =
       readonly reason: InvalidRequest['reason'];
       readonly text: string;
       readonly issues: InvalidRequest['issues'];
+    }
+  | {
+      readonly kind: 'rate_limited';
+      readonly reason: 'rate_limited';
+      /** Says how long to wait before proposing again. */
+      readonly text: string;
+      readonly retryAfterMs: number;
     };
 
 const MAX_SUMMARY = 160;
@@ -46,9 +54,24 @@ export function proposedText(proposal: Proposal): string {
 
 /** Turns an engine propose result into the tool's reply. */
 export function toToolReply(
-  result: { readonly kind: 'proposed'; readonly proposal: Proposal } | InvalidRequest,
+  result: { readonly kind: 'proposed'; readonly proposal: Proposal } | InvalidRequest | RateLimited,
 ): ToolReply {
-  if (result.kind === 'proposed')
-    return { kind: 'proposed', text: proposedText(result.proposal), proposal: result.proposal };
-  return { kind: 'invalid_request', reason: result.reason, text: result.modelMessage, issues: result.issues };
+  switch (result.kind) {
+    case 'proposed':
+      return { kind: 'proposed', text: proposedText(result.proposal), proposal: result.proposal };
+    case 'invalid_request':
+      return {
+        kind: 'invalid_request',
+        reason: result.reason,
+        text: result.modelMessage,
+        issues: result.issues,
+      };
+    case 'rate_limited':
+      return {
+        kind: 'rate_limited',
+        reason: 'rate_limited',
+        text: result.modelMessage,
+        retryAfterMs: result.retryAfterMs,
+      };
+  }
 }

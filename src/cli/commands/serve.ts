@@ -101,8 +101,9 @@ sending it as a bearer token (the figures span every tenant).`,
       store,
       operations,
       logger,
-      ...(metrics ? { observers: [metrics.observer] } : {}),
+      ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
+      ...(config?.limits !== undefined ? { limits: config.limits } : {}),
     });
     const directory = new PrincipalDirectory(store, {
       ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),

@@ -11,7 +11,7 @@ import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { handbackText } from '../handback-text.js';
-import { HttpProblem, refusal } from '../http-problem.js';
+import { HttpProblem, rateLimited, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
 import { grantRoutes } from './grant-routes.js';
@@ -112,6 +112,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
         modelMessage: result.modelMessage,
       });
     }
+    if (result.kind === 'rate_limited') throw rateLimited(result);
     return c.json({ ...present(c, result.proposal), ...(result.grant ? { grant: result.grant } : {}) }, 201);
   });
 

@@ -72,6 +72,9 @@ export function openApiDocument(): Record<string, unknown> {
             '401': problem('`unauthenticated`'),
             '403': problem('`forbidden`: only agents propose'),
             '422': problem('`invalid_request` with `issues` and `modelMessage` the model can act on'),
+            '429': problem(
+              '`rate_limited`: the agent or its tenant is over a proposal quota; `Retry-After` (seconds), `limit`, `modelMessage`',
+            ),
           },
         },
         get: {

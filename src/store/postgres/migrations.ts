@@ -78,4 +78,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'proposal editor (stored format 2)',
     statements: ['ALTER TABLE countersign_proposals ADD COLUMN edited_by TEXT'],
   },
+  {
+    version: 4,
+    name: 'proposal quotas',
+    statements: [
+      "CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by) WHERE status = 'pending'",
+      'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
+    ],
+  },
 ];

@@ -12,6 +12,7 @@ import {
   PROPOSAL_COLUMNS,
   toRow,
 } from '../sql-columns.js';
+import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
 import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
@@ -315,6 +316,10 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
         sql += ` AND current_attempt = $${params.length}`;
       }
       return (await q(sql, params)).rowCount === 1;
+    },
+    countProposals: async (tenant, query) => {
+      const [sql, params] = countProposalsSql(tenant, query);
+      return proposalCountsOf((await q(toPositional(sql), params)).rows[0]);
     },
     listExpired: async (now, limit) => {
       const { rows } = await q(

@@ -67,4 +67,13 @@ CREATE INDEX countersign_grants_by_subject ON countersign_grants (tenant, subjec
 ALTER TABLE countersign_proposals ADD COLUMN edited_by TEXT;
 `,
   },
+  {
+    version: 4,
+    name: 'proposal quotas',
+    sql: `
+CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by) WHERE status = 'pending';
+CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at);
+CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id);
+`,
+  },
 ];

@@ -20,6 +20,7 @@ import {
   PROPOSAL_COLUMNS,
   toRow,
 } from '../sql-columns.js';
+import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
 import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
@@ -242,6 +243,10 @@ export class SqliteStore implements Store {
         ];
         const sql = `UPDATE countersign_proposals SET ${sets.join(', ')} WHERE tenant = ? AND id = ? AND status = ?${attemptClause}`;
         return stmt(sql).run(...params).changes === 1;
+      },
+      countProposals: async (tenant, query) => {
+        const [sql, params] = countProposalsSql(tenant, query);
+        return proposalCountsOf(stmt(sql).get(...params) as Record<string, unknown> | undefined);
       },
       listExpired: async (now, limit) =>
         stmt(

@@ -1,5 +1,14 @@
 import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
-import type { Actor, AnyOperation } from '../../../src/index.js';
+import type { Actor, AnyOperation, ProposalLimitsOption } from '../../../src/index.js';
+
+/**
+ * Proposal quotas for the reliability suites: one agent proposes hundreds of proposals in a
+ * moment here, far past the defaults. Raised, not off, so the quota check runs in every suite.
+ */
+export const RELIABILITY_LIMITS: ProposalLimitsOption = Object.freeze({
+  perAgent: { proposalsPerMinute: 1_000_000, pending: 1_000_000 },
+  perTenant: { proposalsPerMinute: 1_000_000, pending: 1_000_000 },
+});
 
 /** The tenant every reliability suite works in. */
 export const TENANT = 'acme';

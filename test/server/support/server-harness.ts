@@ -1,7 +1,13 @@
 import { createLifecycleMetrics } from '../../../src/observability/index.js';
 import { join } from 'node:path';
 import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
-import { type AnyOperation, createEngine, type Engine, type Logger } from '../../../src/index.js';
+import {
+  type AnyOperation,
+  createEngine,
+  type Engine,
+  type Logger,
+  type ProposalLimitsOption,
+} from '../../../src/index.js';
 import {
   createCountersignApp,
   PrincipalDirectory,
@@ -52,6 +58,8 @@ export async function serverHarness(
     directory?: ConstructorParameters<typeof PrincipalDirectory>[1];
     /** Serve /metrics behind this token, fed by the engine's observer. */
     metricsToken?: string;
+    /** The engine's proposal quotas (default: the engine's defaults). */
+    limits?: ProposalLimitsOption;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -66,7 +74,8 @@ export async function serverHarness(
     operations: [...demoOperations(world), ...(options.extraOperations ?? [])],
     clock,
     logger,
-    ...(metrics ? { observers: [metrics.observer] } : {}),
+    ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
   const directory = new PrincipalDirectory(store, { clock, ...(options.directory ?? {}) });
   await directory.migrate();
