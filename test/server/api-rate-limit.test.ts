@@ -52,7 +52,7 @@ describe('proposal quotas at the edges', () => {
   });
 
   it('a framework tool and an MCP tool answer rate_limited as an error the model reads', async () => {
-    const binding = { tenant: 'acme', resource: 'tools', runId: 'run-limit-2', agent: 'agent:tools' };
+    const binding = { tenant: 'acme', resource: 'invoice:*', runId: 'run-limit-2', agent: 'agent:tools' };
     const [tool] = operationTools(h.engine, binding, { operations: ['invoice.pay'] });
     const ok = await tool!.propose({ invoice_id: freshInvoice(h.world, 'acme') }, undefined);
     expect(ok.kind).toBe('proposed');
