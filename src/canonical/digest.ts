@@ -97,3 +97,38 @@ export function shortHash(sha256: string): string {
   }
   return sha256.slice(0, SHORT_HASH_LENGTH);
 }
+
+/**
+ * Whether a value is a full SHA-256 digest as countersign stores it: 64 lowercase hex characters.
+ *
+ * @example
+ * isSha256Hex(digest(args).sha256); // true
+ * isSha256Hex('3f1c0a9b2d47'); // false: a short hash is not a digest
+ */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === 'string' && SHA256_HEX.test(value);
+}
+
+/** What {@link displayHash} shows instead of a short hash when a stored value is not a digest. */
+export const INVALID_HASH_PREFIX = 'invalid:';
+
+const INVALID_SHOWN_CHARS = 16;
+
+/**
+ * The short hash of a stored digest for a view (console, API, CLI, export, logs), which never
+ * throws: a well-formed digest gives its {@link shortHash}; anything else (a short hash pasted into
+ * a form, a forged or tampered value) gives `invalid:` and the first 16 characters as a JSON string
+ * literal, so control characters are escaped and it can never pass for a hash. HTML views must
+ * still escape it.
+ *
+ * @example
+ * displayHash(digest(args).sha256); // '3f1c0a9b2d47'
+ * displayHash('abc123abc123'); // 'invalid:"abc123abc123"'
+ * displayHash(undefined); // 'invalid:undefined'
+ */
+export function displayHash(value: unknown): string {
+  if (isSha256Hex(value)) return value.slice(0, SHORT_HASH_LENGTH);
+  if (typeof value !== 'string') return `${INVALID_HASH_PREFIX}${value === null ? 'null' : typeof value}`;
+  const shown = JSON.stringify(value.slice(0, INVALID_SHOWN_CHARS));
+  return `${INVALID_HASH_PREFIX}${shown}${value.length > INVALID_SHOWN_CHARS ? '…' : ''}`;
+}
