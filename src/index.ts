@@ -16,7 +16,13 @@ export * from './grants/index.js';
 // The audit trail.
 export * from './audit/index.js';
 // The store interface (backends live at `countersign/sqlite`, …).
-export type { ProposalQuery, Store, StoreCapabilities, StoreTransaction } from './store/store.js';
+export type {
+  AuditQuery,
+  ProposalQuery,
+  Store,
+  StoreCapabilities,
+  StoreTransaction,
+} from './store/store.js';
 export {
   type AttemptRecord,
   type AttemptStatus,

@@ -18,6 +18,20 @@ export { formatHandback, type HandbackItem, proposalHandback } from './handback.
 export { newId } from './ids.js';
 export type { Proposal } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
-export type { AuditLine, ListInput, ProposalPage } from './queries.js';
+export {
+  REPEATABLE_STEPS,
+  type ProposalTimeline,
+  type RepeatedEvents,
+  type TimelineEntry,
+} from './audit-timeline.js';
+export {
+  AUDIT_PAGE_MAX,
+  type AuditLine,
+  type AuditPage,
+  type AuditPageInput,
+  isAuditCursor,
+  type ListInput,
+  type ProposalPage,
+} from './queries.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
 export type { RecoverOptions, RecoverySummary } from './recover.js';
