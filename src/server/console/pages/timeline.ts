@@ -67,9 +67,17 @@ function hashChip(line: AuditLine, key: (typeof DIGEST_KEYS)[number]): HtmlEscap
   return html`<span>${key} <code class="hash small${valid ? '' : ' invalid'}"${valid ? '' : html` title="not a SHA-256 digest"`}>${line.short[key]}</code></span>` as HtmlEscapedString;
 }
 
+function hashes(line: AuditLine): HtmlEscapedString | '' {
+  const keys = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
+  return keys.length > 0 || line.commandId || line.attemptId
+    ? (html`<div class="event-hashes">${keys.map((k) => hashChip(line, k))}${
+        line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
+      }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>` as HtmlEscapedString)
+    : '';
+}
+
 function event(line: AuditLine): HtmlEscapedString {
   const { label, tone } = describe(line);
-  const hashes = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
   const detail = Object.fromEntries(
     Object.entries(line.detail)
       .filter(([k]) => !HIDDEN_DETAIL.includes(k))
@@ -81,13 +89,7 @@ function event(line: AuditLine): HtmlEscapedString {
         ${line.reason ? html`<span class="reason">${line.reason}</span>` : ''}
         <span class="event-meta">${at(line)} · ${userText(line.actor)}</span>
       </div>
-      ${
-        hashes.length > 0 || line.commandId || line.attemptId
-          ? html`<div class="event-hashes">${hashes.map((k) => hashChip(line, k))}${
-              line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
-            }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>`
-          : ''
-      }
+      ${hashes(line)}
       ${Object.keys(detail).length > 0 ? html`<div class="event-detail">${renderFields(detail)}</div>` : ''}
     </li>` as HtmlEscapedString;
 }
@@ -108,6 +110,7 @@ function repeated(entry: RepeatedEvents): HtmlEscapedString {
         <span class="event-meta">by ${userText(entry.actor)}</span>
       </div>
       <div class="event-hashes"><span>first ${at(entry.first)}</span><span>last ${at(entry.last)}</span></div>
+      ${hashes(entry.last)}
     </li>` as HtmlEscapedString;
 }
 
