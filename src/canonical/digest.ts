@@ -118,8 +118,8 @@ const INVALID_SHOWN_CHARS = 16;
  * The short hash of a stored digest for a view (console, API, CLI, export, logs), which never
  * throws: a well-formed digest gives its {@link shortHash}; anything else (a short hash pasted into
  * a form, a forged or tampered value) gives `invalid:` and the first 16 characters as a JSON string
- * literal, so control characters are escaped and it can never pass for a hash. HTML views must
- * still escape it.
+ * literal in printable ASCII (every other character as `\uXXXX`), so it can never pass for a hash
+ * nor carry a control or bidi character. HTML views must still escape it.
  *
  * @example
  * displayHash(digest(args).sha256); // '3f1c0a9b2d47'
@@ -129,6 +129,11 @@ const INVALID_SHOWN_CHARS = 16;
 export function displayHash(value: unknown): string {
   if (isSha256Hex(value)) return value.slice(0, SHORT_HASH_LENGTH);
   if (typeof value !== 'string') return `${INVALID_HASH_PREFIX}${value === null ? 'null' : typeof value}`;
-  const shown = JSON.stringify(value.slice(0, INVALID_SHOWN_CHARS));
+  // A JSON string literal with everything outside printable ASCII as \uXXXX: no control, bidi
+  // or look-alike character reaches a terminal, a log line or a page.
+  const shown = JSON.stringify(value.slice(0, INVALID_SHOWN_CHARS)).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
   return `${INVALID_HASH_PREFIX}${shown}${value.length > INVALID_SHOWN_CHARS ? '…' : ''}`;
 }
