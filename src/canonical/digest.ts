@@ -84,7 +84,8 @@ export function digestOf(canonicalText: string): Digest {
 }
 
 /**
- * The short hash of a full SHA-256 digest: its first 12 hex characters.
+ * The short hash of a full SHA-256 digest: its first 12 hex characters. For a digest read back
+ * from storage or a request, views use {@link displayHash}, which never throws.
  *
  * @throws {ConfigurationError} when the argument is not 64 lowercase hex characters.
  *
