@@ -19,6 +19,7 @@ export * from './audit/index.js';
 export type {
   ProposalCountQuery,
   ProposalCounts,
+  AuditQuery,
   ProposalQuery,
   Store,
   StoreCapabilities,

@@ -1,20 +1,24 @@
+/** Every step the audit trail records, as a list (API filters check against it). */
+export const AUDIT_STEPS = Object.freeze([
+  'proposed',
+  'edited',
+  'approved',
+  'declined',
+  'expired',
+  'claimed',
+  'revalidated',
+  'command',
+  'outcome',
+  'replayed',
+  'denied',
+  'reconciled',
+  'shadow_mismatch',
+  'granted',
+  'revoked',
+] as const);
+
 /** Every step the audit trail records. */
-export type AuditStep =
-  | 'proposed'
-  | 'edited'
-  | 'approved'
-  | 'declined'
-  | 'expired'
-  | 'claimed'
-  | 'revalidated'
-  | 'command'
-  | 'outcome'
-  | 'replayed'
-  | 'denied'
-  | 'reconciled'
-  | 'shadow_mismatch'
-  | 'granted'
-  | 'revoked';
+export type AuditStep = (typeof AUDIT_STEPS)[number];
 
 /** The digests one event speaks of (full SHA-256 hex). */
 export interface AuditDigests {

@@ -1,4 +1,4 @@
-import { digest, shortHash } from '../canonical/digest.js';
+import { digest, displayHash } from '../canonical/digest.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
 import { parseJson } from '../canonical/parse-json.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
@@ -164,8 +164,10 @@ export type ExportIncidentResult =
   | { readonly kind: 'exported'; readonly bundle: IncidentBundle }
   | { readonly kind: 'not_found'; readonly message: string };
 
+const EXPORT_PAGE = 5_000;
+
 function pair(sha256: string): DigestPair {
-  return { sha256, short: shortHash(sha256) };
+  return { sha256, short: displayHash(sha256) };
 }
 
 function iso(ms: number): string {
@@ -193,10 +195,20 @@ export async function exportIncident(
       kind: 'not_found',
       message: `no proposal ${options.proposalId}${options.tenant ? ` in tenant ${options.tenant}` : ''}`,
     };
-  const { events, attempts } = await store.transaction(async (tx) => ({
-    events: await tx.listAudit(record.tenant, { proposalId: record.id, limit: 100_000 }),
-    attempts: await tx.listAttempts(record.tenant, record.id),
-  }));
+  const { events, attempts } = await store.transaction(async (tx) => {
+    // Every event, page by page: a bundle that dropped the events after a cap could miss the outcome.
+    const all: AuditEvent[] = [];
+    for (;;) {
+      const page = await tx.listAudit(record.tenant, {
+        proposalId: record.id,
+        afterSeq: all[all.length - 1]?.seq ?? 0,
+        limit: EXPORT_PAGE,
+      });
+      all.push(...page);
+      if (page.length < EXPORT_PAGE) break;
+    }
+    return { events: all, attempts: await tx.listAttempts(record.tenant, record.id) };
+  });
   const verification = await verifyAudit(store, {
     tenant: record.tenant,
     ...(options.sealKey ? { sealKey: options.sealKey } : {}),
@@ -321,7 +333,7 @@ function digestOf(sha256: string | undefined): DigestPair | null {
 
 function withShortHashes(event: AuditEvent): IncidentEvent {
   const short: Record<string, string> = {};
-  for (const [k, v] of Object.entries(event.digests)) if (typeof v === 'string') short[k] = shortHash(v);
+  for (const [k, v] of Object.entries(event.digests)) short[k] = displayHash(v);
   return { ...event, short };
 }
 

@@ -1,5 +1,12 @@
 export { chainEvent, GENESIS, leafHash, linkHash } from './chain.js';
-export type { AuditDigests, AuditEvent, AuditEventDraft, AuditStep, ChainHead } from './event.js';
+export {
+  AUDIT_STEPS,
+  type AuditDigests,
+  type AuditEvent,
+  type AuditEventDraft,
+  type AuditStep,
+  type ChainHead,
+} from './event.js';
 export { type AuditProblem, type AuditVerification, verifyAudit, verifyEvents } from './verify.js';
 export {
   type DigestPair,

@@ -84,7 +84,8 @@ export function digestOf(canonicalText: string): Digest {
 }
 
 /**
- * The short hash of a full SHA-256 digest: its first 12 hex characters.
+ * The short hash of a full SHA-256 digest: its first 12 hex characters. For a digest read back
+ * from storage or a request, views use {@link displayHash}, which never throws.
  *
  * @throws {ConfigurationError} when the argument is not 64 lowercase hex characters.
  *
@@ -96,4 +97,44 @@ export function shortHash(sha256: string): string {
     throw new ConfigurationError('shortHash expects a SHA-256 digest of 64 lowercase hex characters');
   }
   return sha256.slice(0, SHORT_HASH_LENGTH);
+}
+
+/**
+ * Whether a value is a full SHA-256 digest as countersign stores it: 64 lowercase hex characters.
+ *
+ * @example
+ * isSha256Hex(digest(args).sha256); // true
+ * isSha256Hex('3f1c0a9b2d47'); // false: a short hash is not a digest
+ */
+export function isSha256Hex(value: unknown): value is string {
+  return typeof value === 'string' && SHA256_HEX.test(value);
+}
+
+/** What {@link displayHash} shows instead of a short hash when a stored value is not a digest. */
+export const INVALID_HASH_PREFIX = 'invalid:';
+
+const INVALID_SHOWN_CHARS = 16;
+
+/**
+ * The short hash of a stored digest for a view (console, API, CLI, export, logs), which never
+ * throws: a well-formed digest gives its {@link shortHash}; anything else (a short hash pasted into
+ * a form, a forged or tampered value) gives `invalid:` and the first 16 characters as a JSON string
+ * literal in printable ASCII (every other character as `\uXXXX`), so it can never pass for a hash
+ * nor carry a control or bidi character. HTML views must still escape it.
+ *
+ * @example
+ * displayHash(digest(args).sha256); // '3f1c0a9b2d47'
+ * displayHash('abc123abc123'); // 'invalid:"abc123abc123"'
+ * displayHash(undefined); // 'invalid:undefined'
+ */
+export function displayHash(value: unknown): string {
+  if (isSha256Hex(value)) return value.slice(0, SHORT_HASH_LENGTH);
+  if (typeof value !== 'string') return `${INVALID_HASH_PREFIX}${value === null ? 'null' : typeof value}`;
+  // A JSON string literal with everything outside printable ASCII as \uXXXX: no control, bidi
+  // or look-alike character reaches a terminal, a log line or a page.
+  const shown = JSON.stringify(value.slice(0, INVALID_SHOWN_CHARS)).replace(
+    /[^\x20-\x7e]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return `${INVALID_HASH_PREFIX}${shown}${value.length > INVALID_SHOWN_CHARS ? '…' : ''}`;
 }

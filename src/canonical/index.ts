@@ -5,7 +5,16 @@ export {
   DEFAULT_MAX_DEPTH,
   MAX_DEPTH_LIMIT,
 } from './canonicalize.js';
-export { type Digest, digest, digestCanonical, SHORT_HASH_LENGTH, shortHash } from './digest.js';
+export {
+  type Digest,
+  digest,
+  digestCanonical,
+  displayHash,
+  INVALID_HASH_PREFIX,
+  isSha256Hex,
+  SHORT_HASH_LENGTH,
+  shortHash,
+} from './digest.js';
 export {
   type CanonicalizationErrorCode,
   CanonicalizationError,

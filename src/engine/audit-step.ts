@@ -1,6 +1,6 @@
 import { chainEvent } from '../audit/chain.js';
 import type { AuditDigests, AuditEvent, AuditStep } from '../audit/event.js';
-import { shortHash } from '../canonical/digest.js';
+import { displayHash } from '../canonical/digest.js';
 import type { StoreTransaction } from '../store/store.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
@@ -105,8 +105,8 @@ async function append(
     runId: input.runId,
     ...(input.attemptId ? { attemptId: input.attemptId } : {}),
     ...(input.commandId ? { commandId: input.commandId } : {}),
-    ...(shown ? { hash: shortHash(shown) } : {}),
-    ...(input.digests?.requested ? { requested: shortHash(input.digests.requested) } : {}),
+    ...(shown ? { hash: displayHash(shown) } : {}),
+    ...(input.digests?.requested ? { requested: displayHash(input.digests.requested) } : {}),
     ...(input.reason ? { reason: input.reason } : {}),
     actor: input.actor,
   };

@@ -30,9 +30,13 @@ import {
   type ListInput,
   listProposals,
   type AuditLine,
+  type AuditPage,
+  type AuditPageInput,
   type ProposalPage,
   proposalAudit,
+  proposalAuditPage,
 } from './queries.js';
+import { type ProposalTimeline, proposalTimeline } from './audit-timeline.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
 import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
 
@@ -116,7 +120,16 @@ export interface Engine {
   expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
   get(tenant: string, proposalId: string): Promise<Proposal | undefined>;
   list(tenant: string, input?: ListInput): Promise<ProposalPage>;
+  /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
   audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
+  /**
+   * One page of a proposal's audit events, in chain order, by an opaque cursor.
+   *
+   * @throws {ConfigurationError} on a cursor this engine did not return (`isAuditCursor` checks).
+   */
+  auditPage(tenant: string, proposalId: string, input?: AuditPageInput): Promise<AuditPage>;
+  /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
+  timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /** Safe text about a run's proposals for the next model turn. */
   handback(input: { tenant: string; runId: string; limit?: number }): Promise<HandbackItem[]>;
   /** Closes the store. */
@@ -190,6 +203,9 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
     list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),
     audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
+    auditPage: (tenant: string, id: string, input?: AuditPageInput) =>
+      proposalAuditPage(ctx, tenant, id, input),
+    timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
     handback: (input: { tenant: string; runId: string; limit?: number }) => handback(ctx, input),
     close: () => options.store.close(),
   });

@@ -27,6 +27,20 @@ export {
   type RateLimited,
   type RateLimitKind,
 } from './proposal-quota.js';
-export type { AuditLine, ListInput, ProposalPage } from './queries.js';
+export {
+  REPEATABLE_STEPS,
+  type ProposalTimeline,
+  type RepeatedEvents,
+  type TimelineEntry,
+} from './audit-timeline.js';
+export {
+  AUDIT_PAGE_MAX,
+  type AuditLine,
+  type AuditPage,
+  type AuditPageInput,
+  isAuditCursor,
+  type ListInput,
+  type ProposalPage,
+} from './queries.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
 export type { RecoverOptions, RecoverySummary } from './recover.js';

@@ -1,4 +1,4 @@
-import { digest, shortHash } from '../canonical/digest.js';
+import { digest, displayHash } from '../canonical/digest.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
@@ -24,7 +24,10 @@ export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
   readonly preview: DeepReadonly<Preview>;
   /** The full contract digest (SHA-256 hex) a human approves. */
   readonly digest: string;
-  /** First 12 hex characters of {@link digest}: what logs, the console and audit lines show. */
+  /**
+   * First 12 hex characters of {@link digest}: what logs, the console and audit lines show
+   * (`invalid:…` if the stored digest was tampered into something else, see `displayHash`).
+   */
   readonly short: string;
   readonly scopeDigest: string;
   readonly status: ProposalStatus;
@@ -127,7 +130,9 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     scope: frozenJson(record.scopeJson),
     preview: frozenJson(record.previewJson) as DeepReadonly<Preview>,
     digest: record.digest,
-    short: shortHash(record.digest),
+    // A tampered stored digest must not take every page that lists the proposal down with it;
+    // approval refuses such a record (`corrupt_approval_record`).
+    short: displayHash(record.digest),
     scopeDigest: record.scopeDigest,
     status:
       record.status === 'pending' && now !== undefined && now >= record.expiresAt ? 'expired' : record.status,

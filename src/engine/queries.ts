@@ -1,5 +1,7 @@
-import { shortHash } from '../canonical/digest.js';
-import type { AuditEvent } from '../audit/event.js';
+import type { AuditEvent, AuditStep } from '../audit/event.js';
+import { displayHash } from '../canonical/digest.js';
+import { ConfigurationError } from '../canonical/errors.js';
+import type { AuditQuery } from '../store/store.js';
 import type { ProposalStatus } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
 import { type Proposal, toProposal } from './proposal.js';
@@ -70,6 +72,7 @@ export async function listProposals(
 
 /** An audit event with the short hashes an operator matches by eye. */
 export interface AuditLine extends AuditEvent {
+  /** Per digest, its short hash, or `invalid:…` when the stored value is not a digest (see `displayHash`). */
   readonly short: {
     readonly proposed?: string;
     readonly seen?: string;
@@ -78,15 +81,110 @@ export interface AuditLine extends AuditEvent {
   };
 }
 
-/** Every audit event of one proposal, in order, with short hashes. */
+/** An audit event as a line, with short hashes that never throw on a malformed stored value. */
+export function toAuditLine(e: AuditEvent): AuditLine {
+  const digests: object = typeof e.digests === 'object' && e.digests !== null ? e.digests : {};
+  return { ...e, short: Object.fromEntries(Object.entries(digests).map(([k, v]) => [k, displayHash(v)])) };
+}
+
+/** One page of a proposal's audit events, in chain order. */
+export interface AuditPage {
+  readonly events: readonly AuditLine[];
+  /** Pass back as `cursor` for the next page; absent on the last page. */
+  readonly nextCursor?: string;
+}
+
+/** How to page and narrow a proposal's audit events. */
+export interface AuditPageInput {
+  /** 1–{@link AUDIT_PAGE_MAX}, default 200. */
+  readonly limit?: number;
+  /** The `nextCursor` of the previous page (check outside input with {@link isAuditCursor}). */
+  readonly cursor?: string;
+  /** Only these steps. */
+  readonly steps?: readonly AuditStep[];
+  /** Not these steps, e.g. `['denied']` to find the decisions among any number of refusals. */
+  readonly exceptSteps?: readonly AuditStep[];
+}
+
+/** The largest page of audit events one call returns. */
+export const AUDIT_PAGE_MAX = 1000;
+
+function decodeAuditCursor(cursor: string): number | undefined {
+  const match = /^seq~(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Whether a string is an audit page cursor (a `nextCursor` this engine returned). */
+export function isAuditCursor(cursor: string): boolean {
+  return decodeAuditCursor(cursor) !== undefined;
+}
+
+/**
+ * One page of a proposal's audit events, in chain order, paged by an opaque cursor (keyset on the
+ * chain sequence: pages are disjoint and complete even while events are appended).
+ *
+ * @throws {ConfigurationError} when `cursor` is not one this engine returned (check with {@link isAuditCursor}).
+ */
+export async function proposalAuditPage(
+  ctx: Pick<EngineContext, 'store'>,
+  tenant: string,
+  proposalId: string,
+  input: AuditPageInput = {},
+): Promise<AuditPage> {
+  const limit = Math.min(Math.max(Math.trunc(input.limit ?? 200), 1), AUDIT_PAGE_MAX);
+  const afterSeq = input.cursor === undefined ? 0 : decodeAuditCursor(input.cursor);
+  if (afterSeq === undefined) throw new ConfigurationError('not an audit page cursor');
+  const events = await ctx.store.read((tx) =>
+    tx.listAudit(tenant, {
+      proposalId,
+      afterSeq,
+      limit: limit + 1,
+      ...(input.steps !== undefined ? { steps: input.steps } : {}),
+      ...(input.exceptSteps !== undefined ? { exceptSteps: input.exceptSteps } : {}),
+    }),
+  );
+  const page = events.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    events: page.map(toAuditLine),
+    ...(events.length > limit && last
+      ? { nextCursor: Buffer.from(`seq~${last.seq}`).toString('base64url') }
+      : {}),
+  };
+}
+
+/**
+ * Every audit event of one proposal matching `query`, in chain order, read page by page (no cap).
+ *
+ * @internal
+ */
+export async function* auditEvents(
+  ctx: Pick<EngineContext, 'store'>,
+  tenant: string,
+  query: Omit<AuditQuery, 'afterSeq' | 'limit'>,
+): AsyncGenerator<AuditEvent> {
+  let afterSeq = 0;
+  for (;;) {
+    const page = await ctx.store.read((tx) =>
+      tx.listAudit(tenant, { ...query, afterSeq, limit: AUDIT_PAGE_MAX }),
+    );
+    yield* page;
+    const last = page[page.length - 1];
+    if (page.length < AUDIT_PAGE_MAX || !last) return;
+    afterSeq = last.seq;
+  }
+}
+
+/**
+ * Every audit event of one proposal, in chain order, with short hashes. Reads them all, page by
+ * page: an operator view should use {@link proposalAuditPage} or the collapsed timeline instead.
+ */
 export async function proposalAudit(
-  ctx: EngineContext,
+  ctx: Pick<EngineContext, 'store'>,
   tenant: string,
   proposalId: string,
 ): Promise<AuditLine[]> {
-  const events = await ctx.store.read((tx) => tx.listAudit(tenant, { proposalId, limit: 10_000 }));
-  return events.map((e) => ({
-    ...e,
-    short: Object.fromEntries(Object.entries(e.digests).map(([k, v]) => [k, shortHash(v as string)])),
-  }));
+  const lines: AuditLine[] = [];
+  for await (const e of auditEvents(ctx, tenant, { proposalId })) lines.push(toAuditLine(e));
+  return lines;
 }

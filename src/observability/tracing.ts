@@ -1,5 +1,5 @@
 import type { LifecycleObserver } from '../engine/audit-step.js';
-import { shortHash } from '../canonical/digest.js';
+import { displayHash } from '../canonical/digest.js';
 
 // The slice of @opentelemetry/api this module uses, declared here so the package never requires it.
 interface SpanLike {
@@ -63,7 +63,7 @@ export async function createTracingObserver(
     if (facts.operation) attributes['countersign.operation'] = facts.operation;
     if (event.attemptId) attributes['countersign.attempt_id'] = event.attemptId;
     if (event.commandId) attributes['countersign.command_id'] = event.commandId;
-    if (hash) attributes['countersign.short_hash'] = shortHash(hash);
+    if (hash) attributes['countersign.short_hash'] = displayHash(hash);
     if (event.reason) attributes['countersign.reason'] = event.reason;
     const span = tracer.startSpan(`countersign.${event.step}`, { startTime: event.at, attributes });
     if (event.step === 'denied') span.setStatus({ code: 2, message: event.reason ?? 'denied' });

@@ -1,4 +1,5 @@
 import type { AuditEvent } from '../audit/event.js';
+import type { AuditQuery } from './store.js';
 import { JsonParseError } from '../canonical/errors.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 
@@ -49,13 +50,45 @@ export function auditFromRow(row: Record<string, unknown>): AuditEvent {
 }
 
 // A row whose JSON was tampered into nonsense must still be read, so that verification names it
-// (its leaf hash no longer matches) instead of failing to read the chain at all.
-function readableJson(value: unknown): unknown {
+// (its leaf hash no longer matches) instead of failing to read the chain at all; and every reader
+// expects an object, so valid JSON of another shape (`null`, `[]`, `7`) reads as unreadable too.
+function readableJson(value: unknown): Record<string, unknown> {
   const text = String(value);
   try {
-    return parseStoredJson(text);
+    const parsed = parseStoredJson(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : { unreadable: text };
   } catch (error) {
     if (error instanceof JsonParseError) return { unreadable: text };
     throw error;
   }
+}
+
+/**
+ * The SELECT of one page of a tenant's audit events (see {@link AuditQuery}), with `placeholder`
+ * naming the n-th parameter (1-based) in the backend's dialect: `?` or `$n`.
+ */
+export function auditPageSql(
+  tenant: string,
+  query: AuditQuery,
+  placeholder: (n: number) => string,
+): { readonly text: string; readonly params: unknown[] } {
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return placeholder(params.length);
+  };
+  const where = [`tenant = ${param(tenant)}`];
+  if (query.proposalId !== undefined) where.push(`proposal_id = ${param(query.proposalId)}`);
+  where.push(`seq > ${param(query.afterSeq ?? 0)}`);
+  if (query.steps !== undefined)
+    where.push(query.steps.length === 0 ? '1 = 0' : `step IN (${query.steps.map(param).join(', ')})`);
+  if (query.exceptSteps !== undefined && query.exceptSteps.length > 0)
+    where.push(`step NOT IN (${query.exceptSteps.map(param).join(', ')})`);
+  const limit = param(query.limit);
+  return {
+    text: `SELECT * FROM countersign_audit_events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT ${limit}`,
+    params,
+  };
 }

@@ -1,4 +1,4 @@
-import type { AuditEvent, ChainHead } from '../audit/event.js';
+import type { AuditEvent, AuditStep, ChainHead } from '../audit/event.js';
 import type { LocalTransaction } from '../operation/define-operation.js';
 import type {
   AttemptPatch,
@@ -38,6 +38,24 @@ export interface ProposalCounts {
   readonly created: number;
   /** The earliest `createdAt` among those, or null when there are none. */
   readonly oldestCreatedAt: number | null;
+}
+
+/**
+ * One page of a tenant's audit events, in chain order (ascending `seq`). Pages are keyed by
+ * sequence, not offset: pass the last `seq` of a page as `afterSeq` for the next one, so pages stay
+ * disjoint and complete while events are appended.
+ */
+export interface AuditQuery {
+  /** Only this proposal's events. */
+  readonly proposalId?: string;
+  /** Only events with a greater `seq`. */
+  readonly afterSeq?: number;
+  /** At most this many events. */
+  readonly limit: number;
+  /** Only these steps (e.g. `['denied']`). An empty list matches nothing. */
+  readonly steps?: readonly AuditStep[];
+  /** Not these steps (e.g. `['denied']`: the decisions, however many refusals were recorded). */
+  readonly exceptSteps?: readonly AuditStep[];
 }
 
 /** What differs between backends, named in one place. */
@@ -157,11 +175,8 @@ export interface StoreTransaction {
    * commit) and returns the chained event.
    */
   appendAudit(tenant: string, build: (head: ChainHead | undefined) => AuditEvent): Promise<AuditEvent>;
-  /** A tenant's events in chain order; `proposalId` narrows to one proposal. */
-  listAudit(
-    tenant: string,
-    query: { readonly proposalId?: string; readonly afterSeq?: number; readonly limit: number },
-  ): Promise<AuditEvent[]>;
+  /** One page of a tenant's events in chain order (see {@link AuditQuery}). */
+  listAudit(tenant: string, query: AuditQuery): Promise<AuditEvent[]>;
   /** The head of a tenant's chain as stored. */
   auditHead(tenant: string): Promise<ChainHead | undefined>;
   /** Every tenant that has audit events. */

@@ -458,6 +458,67 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       });
       assert.deepEqual(await store.transaction((tx) => tx.auditTenants()), ['acme', 'globex']);
     }),
+    withStore(
+      'audit pages by sequence are disjoint, ordered and complete, and filter by step',
+      async (store) => {
+        // Two proposals interleaved, refusals between the decisions: the shape a refusal flood leaves.
+        const steps = ['proposed', 'denied', 'denied', 'approved', 'denied', 'claimed', 'outcome'] as const;
+        await store.transaction(async (tx) => {
+          for (const [i, step] of steps.entries()) {
+            for (const proposalId of ['prp_a', 'prp_b']) {
+              await tx.appendAudit('acme', (head) =>
+                chainEvent(head, draft('acme', proposalId, step), `evt_p${i}${proposalId}`, undefined),
+              );
+            }
+          }
+        });
+        const all = await store.transaction((tx) =>
+          tx.listAudit('acme', { proposalId: 'prp_a', limit: 100 }),
+        );
+        assert.deepEqual(
+          all.map((e) => e.step),
+          [...steps],
+        );
+        for (const limit of [1, 2, 3, 7]) {
+          const seen: number[] = [];
+          let afterSeq = 0;
+          for (;;) {
+            const page = await store.transaction((tx) =>
+              tx.listAudit('acme', { proposalId: 'prp_a', afterSeq, limit }),
+            );
+            assert.ok(page.length <= limit, `a page holds at most ${limit} events`);
+            seen.push(...page.map((e) => e.seq));
+            if (page.length < limit) break;
+            afterSeq = page[page.length - 1]!.seq;
+          }
+          assert.deepEqual(
+            seen,
+            all.map((e) => e.seq),
+            `pages of ${limit} are the whole, in order, once`,
+          );
+        }
+        const decisions = await store.transaction((tx) =>
+          tx.listAudit('acme', { proposalId: 'prp_a', exceptSteps: ['denied'], limit: 100 }),
+        );
+        assert.deepEqual(
+          decisions.map((e) => e.step),
+          ['proposed', 'approved', 'claimed', 'outcome'],
+        );
+        const refusals = await store.transaction((tx) =>
+          tx.listAudit('acme', { proposalId: 'prp_a', steps: ['denied'], afterSeq: all[1]!.seq, limit: 100 }),
+        );
+        assert.deepEqual(
+          refusals.map((e) => e.seq),
+          [all[2]!.seq, all[4]!.seq],
+        );
+        assert.deepEqual(
+          await store.transaction((tx) =>
+            tx.listAudit('acme', { proposalId: 'prp_a', steps: [], limit: 100 }),
+          ),
+          [],
+        );
+      },
+    ),
     withStore('concurrent audit appends never fork a chain', async (store) => {
       await Promise.all(
         Array.from({ length: 25 }, (_, i) =>

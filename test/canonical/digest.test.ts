@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../src/canonical/canonicalize.js';
-import { digest, digestCanonical, shortHash } from '../../src/canonical/digest.js';
+import fc from 'fast-check';
+import { digest, digestCanonical, displayHash, isSha256Hex, shortHash } from '../../src/canonical/digest.js';
 import { CanonicalizationError, ConfigurationError } from '../../src/canonical/errors.js';
 
 function sha256(text: string): string {
@@ -61,5 +62,28 @@ describe('digest', () => {
     for (const bad of ['', 'abc', 'A'.repeat(64), 'g'.repeat(64), 'a'.repeat(65)]) {
       expect(() => shortHash(bad)).toThrow(ConfigurationError);
     }
+  });
+
+  it('displayHash gives the short hash of a digest and a marked, escaped value for anything else, never throwing', () => {
+    const full = digest({ a: 1 }).sha256;
+    expect(displayHash(full)).toBe(shortHash(full));
+    expect(displayHash('abc123abc123')).toBe('invalid:"abc123abc123"');
+    expect(displayHash(full.toUpperCase())).toBe(
+      `invalid:${JSON.stringify(full.toUpperCase().slice(0, 16))}…`,
+    );
+    expect(displayHash('\u001b[31m\n')).toBe('invalid:"\\u001b[31m\\n"');
+    expect(displayHash(undefined)).toBe('invalid:undefined');
+    expect(displayHash(null)).toBe('invalid:null');
+    expect(displayHash('a\u202eb\u009b\u007f')).toBe('invalid:"a\\u202eb\\u009b\\u007f"');
+    expect(displayHash({ sha256: full })).toBe('invalid:object');
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary' })), (value) => {
+        const shown = displayHash(value);
+        // Either a short hash of a real digest, or visibly not one, with no control characters.
+        if (isSha256Hex(value)) expect(shown).toMatch(/^[0-9a-f]{12}$/);
+        else expect(shown.startsWith('invalid:')).toBe(true);
+        expect(shown).toMatch(/^[\x20-\x7e…]+$/);
+      }),
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { shortHash } from '../../canonical/digest.js';
+import { displayHash } from '../../canonical/digest.js';
 import { parseStoredJson } from '../../canonical/stored-json.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
@@ -39,7 +39,7 @@ Statuses: ${STATUSES.join(', ')}.`,
         const preview = parseStoredJson(r.previewJson) as Record<string, unknown> | null;
         const title = preview && typeof preview['title'] === 'string' ? preview['title'] : '';
         io.stdout(
-          `${r.id}  ${r.status.padEnd(20)}  ${r.operation.padEnd(30)}  ${shortHash(r.digest)}  ${new Date(r.createdAt).toISOString()}  ${r.runId}  ${JSON.stringify(title)}\n`,
+          `${r.id}  ${r.status.padEnd(20)}  ${r.operation.padEnd(30)}  ${displayHash(r.digest)}  ${new Date(r.createdAt).toISOString()}  ${r.runId}  ${JSON.stringify(title)}\n`,
         );
       }
       return 0;

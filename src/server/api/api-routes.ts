@@ -1,7 +1,9 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { z } from 'zod';
+import { AUDIT_STEPS, type AuditStep } from '../../audit/event.js';
 import type { Engine } from '../../engine/create-engine.js';
+import { AUDIT_PAGE_MAX, isAuditCursor } from '../../engine/queries.js';
 import type { Proposal } from '../../engine/proposal.js';
 import { listReadable, readProposal } from '../../engine/read-scope.js';
 import type { Actor } from '../../operation/actor.js';
@@ -146,11 +148,44 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
 
   api.get('/proposals/:id', async (c) => c.json(present(c, await load(c, actorOf(c)))));
 
+  // Paged like the list, so refusals an agent piles up can never hide the events after them;
+  // `exceptStep=denied` finds the decisions directly.
   api.get('/proposals/:id/audit', async (c) => {
     const actor = actorOf(c);
+    const query = c.req.query();
+    const issues: { path: string; message: string }[] = [];
+    const known = new Set(['limit', 'cursor', 'step', 'exceptStep']);
+    for (const key of Object.keys(query))
+      if (!known.has(key)) issues.push({ path: `$.${key}`, message: 'unknown query parameter' });
+    const steps = (name: 'step' | 'exceptStep') => {
+      const list = query[name]?.split(',') ?? [];
+      for (const s of list)
+        if (!(AUDIT_STEPS as readonly string[]).includes(s))
+          issues.push({ path: `$.${name}`, message: `unknown step "${s.slice(0, 40)}"` });
+      return list as AuditStep[];
+    };
+    const only = steps('step');
+    const except = steps('exceptStep');
+    const limit = query['limit'] === undefined ? 200 : Number(query['limit']);
+    if (!Number.isInteger(limit) || limit < 1 || limit > AUDIT_PAGE_MAX)
+      issues.push({ path: '$.limit', message: `expected a whole number from 1 to ${AUDIT_PAGE_MAX}` });
+    const cursor = query['cursor'];
+    if (cursor !== undefined && !isAuditCursor(cursor))
+      issues.push({ path: '$.cursor', message: 'expected the nextCursor of the previous page' });
+    if (issues.length > 0) throw invalid(issues);
     const proposal = await load(c, actor);
-    const events = await engine.audit(actor.tenant, proposal.id);
-    return c.json({ proposalId: proposal.id, short: proposal.short, events: events.map(auditLineJson) });
+    const page = await engine.auditPage(actor.tenant, proposal.id, {
+      limit,
+      ...(cursor !== undefined ? { cursor } : {}),
+      ...(only.length > 0 ? { steps: only } : {}),
+      ...(except.length > 0 ? { exceptSteps: except } : {}),
+    });
+    return c.json({
+      proposalId: proposal.id,
+      short: proposal.short,
+      events: page.events.map(auditLineJson),
+      ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+    });
   });
 
   api.post('/proposals/:id/approve', async (c) => {

@@ -130,21 +130,51 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/api/v1/proposals/{id}/audit': {
         get: {
-          summary: 'The audit events of one proposal, with short hashes',
-          parameters: [idParam],
+          summary: 'The audit events of one proposal, with short hashes, one page at a time',
+          parameters: [
+            idParam,
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: 1000, default: 200 },
+            },
+            {
+              name: 'cursor',
+              in: 'query',
+              schema: { type: 'string' },
+              description: '`nextCursor` of the previous page',
+            },
+            {
+              name: 'step',
+              in: 'query',
+              schema: { type: 'string' },
+              description: 'Comma-separated steps to keep, e.g. `approved,outcome`',
+            },
+            {
+              name: 'exceptStep',
+              in: 'query',
+              schema: { type: 'string' },
+              description: 'Comma-separated steps to leave out, e.g. `denied` to find the decisions',
+            },
+          ],
           responses: {
             '200': {
-              description: 'Events in chain order',
+              description:
+                'One page of events in chain order; a malformed stored digest shows as `invalid:"…"` in `short`',
               content: json({
                 type: 'object',
+                required: ['proposalId', 'short', 'events'],
                 properties: {
                   proposalId: { type: 'string' },
                   short: { type: 'string' },
                   events: { type: 'array', items: ref('AuditEvent') },
+                  nextCursor: { type: 'string' },
                 },
               }),
             },
+            '401': problem('`unauthenticated`'),
             '404': problem('`not_found`'),
+            '422': problem('`invalid_request`: an unknown step or parameter, a bad limit or cursor'),
           },
         },
       },

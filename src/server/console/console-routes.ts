@@ -16,6 +16,7 @@ import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, refusalStatus } from '../http-problem.js';
 import { readFormBody } from '../read-body.js';
+import { isSha256Hex } from '../../canonical/digest.js';
 import { parseJson } from '../../canonical/parse-json.js';
 import { formatIssues } from '../../operation/issues.js';
 import { editFields, formChanges } from './edit-fields.js';
@@ -202,7 +203,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const proposal = await engine.get(actor.tenant, id);
     if (!proposal) throw new HttpProblem(404, 'not_found', 'no such proposal');
     const [audit, previous, next] = await Promise.all([
-      engine.audit(actor.tenant, proposal.id),
+      engine.timeline(actor.tenant, proposal.id),
       proposal.supersedes ? engine.get(actor.tenant, proposal.supersedes) : undefined,
       proposal.supersededBy ? engine.get(actor.tenant, proposal.supersededBy) : undefined,
     ]);
@@ -242,7 +243,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         nonce: nonce(c),
         session,
         proposal,
-        audit,
+        timeline: audit,
         now: clock.now(),
         mayDecide: mayDecide(actor, proposal),
         editFields: operation ? editFields(operation) : [],
@@ -514,11 +515,21 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const id = c.req.param('id');
     const section = request.form.get('section');
     const resource = request.form.get('resource');
+    const seenDigest = request.form.get('digest') ?? '';
+    // The JSON API's schema checks the digest; the form is checked as strictly, before the engine
+    // is called, so a pasted short hash or a forged field is refused and nothing is written.
+    if (!isSha256Hex(seenDigest)) {
+      const message = 'the digest must be the 64 lowercase hex characters the page displayed';
+      return renderProposal(c, request.session, id, {
+        notices: [refusalNotice('invalid_digest', message, undefined)],
+        status: 422,
+      });
+    }
     const result = await engine.approveAndExecute({
       tenant: request.session.actor.tenant,
       proposalId: id,
       approver: request.session.actor,
-      seenDigest: request.form.get('digest') ?? '',
+      seenDigest,
       ...(section !== undefined ? { expectedSection: section === '' ? null : section } : {}),
       ...(resource !== undefined ? { expectedResource: resource } : {}),
     });

@@ -81,6 +81,7 @@ table.list .sub { color: var(--muted); font-size: 13px; margin-top: 2px; }
 .op { font-family: var(--mono); font-size: 12.5px; color: var(--muted); background: var(--neutral-bg); padding: 2px 7px; border-radius: 5px; white-space: nowrap; }
 .hash { font-family: var(--mono); font-weight: 650; letter-spacing: 0.03em; color: var(--ink); background: #fff7d6; border: 1px solid #f0dd92; padding: 1px 6px; border-radius: 5px; }
 .hash.small { font-weight: 500; font-size: 12px; background: #fffbea; }
+.hash.invalid { background: var(--bad-bg); border-color: var(--bad); color: var(--bad); }
 .digest { font-family: var(--mono); font-size: 12px; color: var(--muted); word-break: break-all; }
 
 .proposal-head { display: flex; align-items: flex-start; justify-content: space-between; gap: 16px; margin-bottom: 20px; }

@@ -2,7 +2,7 @@ import type { ChainHead } from '../../audit/event.js';
 import { ConfigurationError, CountersignError } from '../../canonical/errors.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import type { AttemptRecord, GrantRecord, ProposalRecord, ProposalStatus } from '../records.js';
-import { auditFromRow, auditRow } from '../sql-audit.js';
+import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
   ATTEMPT_COLUMNS,
   AUDIT_COLUMNS,
@@ -417,15 +417,8 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
       return event;
     },
     listAudit: async (tenant, query) => {
-      const { rows } = query.proposalId
-        ? await q(
-            'SELECT * FROM countersign_audit_events WHERE tenant = $1 AND proposal_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
-            [tenant, query.proposalId, query.afterSeq ?? 0, query.limit],
-          )
-        : await q(
-            'SELECT * FROM countersign_audit_events WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-            [tenant, query.afterSeq ?? 0, query.limit],
-          );
+      const { text, params } = auditPageSql(tenant, query, (n) => `$${n}`);
+      const { rows } = await q(text, params);
       return rows.map(auditFromRow);
     },
     auditHead: async (tenant) =>

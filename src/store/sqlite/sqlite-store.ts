@@ -10,7 +10,7 @@ import type {
   ProposalRecord,
   ProposalStatus,
 } from '../records.js';
-import { auditFromRow, auditRow } from '../sql-audit.js';
+import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
   ATTEMPT_COLUMNS,
   AUDIT_COLUMNS,
@@ -316,14 +316,10 @@ export class SqliteStore implements Store {
         return event;
       },
       listAudit: async (tenant, query) => {
-        const rows = query.proposalId
-          ? stmt(
-              'SELECT * FROM countersign_audit_events WHERE tenant = ? AND proposal_id = ? AND seq > ? ORDER BY seq LIMIT ?',
-            ).all(tenant, query.proposalId, query.afterSeq ?? 0, query.limit)
-          : stmt(
-              'SELECT * FROM countersign_audit_events WHERE tenant = ? AND seq > ? ORDER BY seq LIMIT ?',
-            ).all(tenant, query.afterSeq ?? 0, query.limit);
-        return rows.map((r) => auditFromRow(r as Record<string, unknown>));
+        const { text, params } = auditPageSql(tenant, query, () => '?');
+        return stmt(text)
+          .all(...params)
+          .map((r) => auditFromRow(r as Record<string, unknown>));
       },
       auditHead: async (tenant) => this.#heads.get(tenant) ?? readHead(tenant),
       auditTenants: async () =>

@@ -15,6 +15,7 @@ import {
   startServer,
 } from '../../../src/server/index.js';
 import { SqliteStore } from '../../../src/store/sqlite/index.js';
+import type { Store } from '../../../src/store/store.js';
 import { ManualClock, tempDir } from '../../support/engine.js';
 
 /** The roles each test tenant has an operator for. */
@@ -29,13 +30,13 @@ export interface TenantSecrets {
   >;
 }
 
-/** A real countersign server on 127.0.0.1 (port 0) over a real SQLite file, with tenants acme and globex. */
+/** A real countersign server on 127.0.0.1 (port 0) over a real SQLite file (or a given store), with tenants acme and globex. */
 export interface ServerHarness {
   readonly url: string;
   readonly engine: Engine;
   readonly world: DemoWorld;
   readonly clock: ManualClock;
-  readonly store: SqliteStore;
+  readonly store: Store;
   readonly directory: PrincipalDirectory;
   readonly tenants: Readonly<Record<'acme' | 'globex', TenantSecrets>>;
   readonly logs: { level: string; fields: object; message: string }[];
@@ -60,10 +61,12 @@ export async function serverHarness(
     metricsToken?: string;
     /** The engine's proposal quotas (default: the engine's defaults). */
     limits?: ProposalLimitsOption;
+    /** The store to serve from (closed with the server); default a new SQLite file. */
+    store?: Store;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
-  const store = new SqliteStore({ path: join(dir, 'server.db') });
+  const store = options.store ?? new SqliteStore({ path: join(dir, 'server.db') });
   const clock = new ManualClock();
   const world = demoWorld();
   const logs: ServerHarness['logs'] = [];

@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { Proposal } from '../../../engine/proposal.js';
-import type { AuditLine } from '../../../engine/queries.js';
+import type { ProposalTimeline } from '../../../engine/audit-timeline.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import type { EditField } from '../edit-fields.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
@@ -25,7 +25,7 @@ export interface ProposalPageInput {
   readonly nonce: string;
   readonly session: ConsoleSession;
   readonly proposal: Proposal;
-  readonly audit: readonly AuditLine[];
+  readonly timeline: ProposalTimeline;
   readonly now: number;
   /** Whether this operator may approve, decline, edit and reconcile it (role and operation policy). */
   readonly mayDecide: boolean;
@@ -188,7 +188,7 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
       </section>
       <section class="card" aria-labelledby="timeline-h">
         <h2 id="timeline-h">Audit timeline</h2>
-        ${timeline(input.audit)}
+        ${timeline(input.timeline)}
       </section>
     </div>
     <aside>

@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { shortHash } from '../../../canonical/digest.js';
+import type { ProposalTimeline, RepeatedEvents } from '../../../engine/audit-timeline.js';
+import { isSha256Hex } from '../../../canonical/digest.js';
 import type { AuditLine } from '../../../engine/queries.js';
 import { formatInstant } from '../format-time.js';
 import { userText } from '../render-text.js';
@@ -51,39 +52,79 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
 }
 
 const HIDDEN_DETAIL = ['operation', 'scopeDigest', 'outcome', 'attempt', 'scopeVersion', 'viewVersion'];
-const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 // A full digest in an event's detail reads as its short hash, the form operators compare by eye.
 function shortenDigests(value: unknown): unknown {
-  return typeof value === 'string' && FULL_DIGEST.test(value) ? `${shortHash(value)}…` : value;
+  return isSha256Hex(value) ? `${value.slice(0, 12)}…` : value;
 }
 
-/** The audit events of one proposal as a timeline: step, time, actor, reason and every short hash. */
-export function timeline(lines: readonly AuditLine[]): HtmlEscapedString {
-  if (lines.length === 0) return html`<p class="muted">No audit events.</p>` as HtmlEscapedString;
-  const items = lines.map((line) => {
-    const { label, tone } = describe(line);
-    const hashes = (['proposed', 'seen', 'approved', 'requested'] as const).filter((k) => line.short[k]);
-    const detail = Object.fromEntries(
-      Object.entries(line.detail)
-        .filter(([k]) => !HIDDEN_DETAIL.includes(k))
-        .map(([k, v]) => [k, shortenDigests(v)]),
-    );
-    return html`<li class="${tone}">
+const DIGEST_KEYS = ['proposed', 'seen', 'approved', 'requested'] as const;
+
+// A stored value that is not a digest (a pasted short hash, a forged form field) shows as what it
+// is, marked, never as a hash an operator could match by eye.
+function hashChip(line: AuditLine, key: (typeof DIGEST_KEYS)[number]): HtmlEscapedString {
+  const valid = isSha256Hex((line.digests as Record<string, unknown>)[key]);
+  return html`<span>${key} <code class="hash small${valid ? '' : ' invalid'}"${valid ? '' : html` title="not a SHA-256 digest"`}>${line.short[key]}</code></span>` as HtmlEscapedString;
+}
+
+function hashes(line: AuditLine): HtmlEscapedString | '' {
+  const keys = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
+  return keys.length > 0 || line.commandId || line.attemptId
+    ? (html`<div class="event-hashes">${keys.map((k) => hashChip(line, k))}${
+        line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
+      }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>` as HtmlEscapedString)
+    : '';
+}
+
+function event(line: AuditLine): HtmlEscapedString {
+  const { label, tone } = describe(line);
+  const detail = Object.fromEntries(
+    Object.entries(line.detail)
+      .filter(([k]) => !HIDDEN_DETAIL.includes(k))
+      .map(([k, v]) => [k, shortenDigests(v)]),
+  );
+  return html`<li class="${tone}">
       <div class="event-head">
         <span class="event-step">${label}</span>
         ${line.reason ? html`<span class="reason">${line.reason}</span>` : ''}
-        <span class="event-meta"><time datetime="${new Date(line.at).toISOString()}">${formatInstant(line.at)}</time> · ${userText(line.actor)}</span>
+        <span class="event-meta">${at(line)} · ${userText(line.actor)}</span>
       </div>
-      ${
-        hashes.length > 0 || line.commandId || line.attemptId
-          ? html`<div class="event-hashes">${hashes.map((k) => html`<span>${k} <code class="hash small">${line.short[k]}</code></span>`)}${
-              line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
-            }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>`
-          : ''
-      }
+      ${hashes(line)}
       ${Object.keys(detail).length > 0 ? html`<div class="event-detail">${renderFields(detail)}</div>` : ''}
-    </li>`;
-  });
-  return html`<ol class="timeline">${items}</ol>` as HtmlEscapedString;
+    </li>` as HtmlEscapedString;
+}
+
+function at(line: AuditLine): HtmlEscapedString {
+  return html`<time datetime="${new Date(line.at).toISOString()}">${formatInstant(line.at)}</time>` as HtmlEscapedString;
+}
+
+const COUNT = new Intl.NumberFormat('en-US');
+
+// Refusals (or replays) anyone may send again and again: one line with the count, never a page each.
+function repeated(entry: RepeatedEvents): HtmlEscapedString {
+  const { label, tone } = describe(entry.first);
+  return html`<li class="${tone} repeated" data-testid="repeated-events">
+      <div class="event-head">
+        <span class="event-step">${label} ${COUNT.format(entry.count)} times</span>
+        ${entry.reason ? html`<span class="reason">${entry.reason}</span>` : ''}
+        <span class="event-meta">by ${userText(entry.actor)}</span>
+      </div>
+      <div class="event-hashes"><span>first ${at(entry.first)}</span><span>last ${at(entry.last)}</span></div>
+      ${hashes(entry.last)}
+    </li>` as HtmlEscapedString;
+}
+
+/**
+ * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash;
+ * repeated refusals by one actor collapsed into one line, so every decision is on the first screen.
+ */
+export function timeline(input: ProposalTimeline): HtmlEscapedString {
+  if (input.entries.length === 0) return html`<p class="muted">No audit events.</p>` as HtmlEscapedString;
+  const items = input.entries.map((entry) => (entry.kind === 'event' ? event(entry.line) : repeated(entry)));
+  const collapsed = input.entries.length < input.eventCount;
+  return html`<ol class="timeline">${items}</ol>${
+    collapsed
+      ? html`<p class="muted">${COUNT.format(input.eventCount)} audit events; repeated ones are collapsed. Every event: <code>countersign audit show</code> or the audit API.</p>`
+      : ''
+  }` as HtmlEscapedString;
 }
