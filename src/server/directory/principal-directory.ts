@@ -320,7 +320,6 @@ export class PrincipalDirectory {
     const tenant = text(row['tenant']);
     await this.#sql(async (sql) => {
       await releaseAttempt(sql, reserved.reservation);
-      await forgetExpired(sql, now, windowMs);
       if (deviceHash !== undefined)
         await sql.run('DELETE FROM countersign_login_devices WHERE device_hash = ?', [deviceHash]);
       await sql.run('DELETE FROM countersign_login_devices WHERE created_at <= ?', [now - this.#deviceMs]);
@@ -341,6 +340,9 @@ export class PrincipalDirectory {
         [secretHash('session', sessionId), tenant, email, now, now],
       );
     });
+    // On its own: a range delete inside the transaction above, which holds this attempt's
+    // counter rows, could wait in a cycle with another sign-in's reservation.
+    await this.#sql((sql) => forgetExpired(sql, now, windowMs));
     const session: ConsoleSession = {
       actor: operatorActor(email, tenant, text(row['roles'])),
       email,
