@@ -243,6 +243,15 @@ describe('PrincipalDirectory input checks', () => {
       await expect(d.ensureTenant('Bad Tenant')).rejects.toThrow(ConfigurationError);
       expect(await d.authenticateBearer("cs_agent_' OR 1=1 --")).toBeUndefined();
       expect(await d.resolveSession('cs_sess_x')).toBeUndefined();
+      // A trusted-device id is no bearer token, and a limit of 0 or NaN would lock everyone out.
+      expect(await d.authenticateBearer(`cs_dev_${'A'.repeat(43)}`)).toBeUndefined();
+      for (const loginLimit of [
+        { perAccount: 0, perClient: 50, windowMs: 60_000 },
+        { perAccount: 5, perClient: Number.NaN, windowMs: 60_000 },
+        { perAccount: 5, perClient: 50, perDevice: -1, windowMs: 60_000 },
+      ])
+        expect(() => new PrincipalDirectory(store, { loginLimit })).toThrow(ConfigurationError);
+      expect(() => new PrincipalDirectory(store, { trustedDeviceMs: 0 })).toThrow(ConfigurationError);
     } finally {
       await store.close();
       cleanup();

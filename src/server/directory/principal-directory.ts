@@ -113,6 +113,13 @@ export class PrincipalDirectory {
     this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
     this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
     this.#deviceMs = options.trustedDeviceMs ?? DEVICE_TRUST_MS;
+    const { perAccount, perClient, perDevice = perAccount, windowMs } = this.#limit;
+    const counts = { perAccount, perClient, perDevice, windowMs, trustedDeviceMs: this.#deviceMs };
+    for (const [name, value] of Object.entries(counts))
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new ConfigurationError(
+          `directory option ${name}: a positive whole number, not ${String(value)}`,
+        );
   }
 
   #sql<T>(fn: (sql: LocalTransaction) => Promise<T>): Promise<T> {
