@@ -87,9 +87,10 @@ export function normalizeEmail(email: string): string {
 
 /**
  * Tenants, operators (scrypt password hashes, roles), agent and operator API tokens, console
- * sessions, sign-in attempt counters and trusted devices, kept in the engine's own store (portable SQL through
- * `store.transaction(tx => tx.local…)`), so several servers on one database share them. Only
- * SHA-256 hashes of tokens and session ids are stored.
+ * sessions, sign-in attempt counters and trusted devices, kept in the engine's own store
+ * (portable SQL through `store.transaction(tx => tx.local…)`), so several servers on one
+ * database share them, limits included. Only SHA-256 hashes of tokens, session ids and
+ * trusted-device ids are stored.
  *
  * @example
  * const directory = new PrincipalDirectory(store);
