@@ -9,10 +9,12 @@ export { type AppExtensionContext, type CountersignAppOptions, createCountersign
 export {
   type ConsoleSession,
   type DirectoryOptions,
+  type LoginLimit,
   type LoginResult,
   normalizeEmail,
   type OperatorInfo,
   PrincipalDirectory,
+  type TrustedDevice,
 } from './directory/principal-directory.js';
 export { hashPassword, verifyPassword } from './directory/password.js';
 export {

@@ -13,8 +13,10 @@ export interface AuthenticationConfig {
   readonly sessionIdleMs?: number;
   /** A console session ends this long after login (default 12 hours). */
   readonly sessionAbsoluteMs?: number;
-  /** Failed logins allowed per account and per client address within `windowMs`. */
+  /** Sign-in attempts allowed per account and client address (untrusted browsers) and per trusted device, within `windowMs`. */
   readonly loginLimit?: DirectoryOptions['loginLimit'];
+  /** A browser stays a trusted device this long after its last sign-in (default 30 days). */
+  readonly trustedDeviceMs?: number;
   /**
    * The URL operators reach the server at, e.g. `https://approvals.example.com`, when it is behind
    * a proxy (approval links, Origin check, cookie security). Without it, approval links handed to

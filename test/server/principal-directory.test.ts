@@ -237,6 +237,46 @@ for (const backend of BACKENDS) {
         await stores.close();
       }
     });
+
+    it('checks at most the limit of concurrent wrong guesses, and still signs a trusted device in on another server', async () => {
+      const stores = await backend.open();
+      try {
+        const clock = new ManualClock();
+        const limit = { perAccount: 3, perClient: 1000, windowMs: 60_000 };
+        const one = new PrincipalDirectory(stores.a, { clock, loginLimit: limit });
+        const two = new PrincipalDirectory(stores.b, { clock, loginLimit: limit });
+        await one.migrate();
+        await one.ensureTenant('acme');
+        const email = 'a@acme.test';
+        const password = 'a long enough password';
+        await one.addOperator({ tenant: 'acme', email, password, roles: ['approver'] });
+        const earlier = await one.login({ email, password, client: '7.7.7.7' });
+        if (earlier.kind !== 'signed_in') throw new Error(`sign-in failed: ${earlier.kind}`);
+
+        // One directory for the burst: two SQLite connections in ONE process would block each
+        // other's event loop; a PostgreSQL store's pool runs the burst on many connections anyway.
+        const guesses = await Promise.all(
+          Array.from({ length: 60 }, (_, i) =>
+            one.login({ email, password: `guess ${i}`, client: `10.0.0.${i}` }),
+          ),
+        );
+        expect(guesses.filter((r) => r.kind === 'invalid_credentials')).toHaveLength(3);
+        const refused = guesses.filter((r) => r.kind === 'rate_limited');
+        expect(refused).toHaveLength(57);
+        for (const r of refused) expect(r.retryAfterMs).toBeGreaterThan(0);
+        expect((await two.login({ email, password, client: '8.8.8.8' })).kind).toBe('rate_limited');
+
+        // The device id the first server issued is honoured by the second: its own limit applies.
+        const back = await two.login({ email, password, client: '8.8.8.8', device: earlier.device.id });
+        expect(back.kind).toBe('signed_in');
+        // Rotated: the old id is an untrusted browser now.
+        expect(
+          (await one.login({ email, password, client: '7.7.7.7', device: earlier.device.id })).kind,
+        ).toBe('rate_limited');
+      } finally {
+        await stores.close();
+      }
+    });
   });
 }
 
@@ -271,6 +311,15 @@ describe('PrincipalDirectory input checks', () => {
       await expect(d.ensureTenant('Bad Tenant')).rejects.toThrow(ConfigurationError);
       expect(await d.authenticateBearer("cs_agent_' OR 1=1 --")).toBeUndefined();
       expect(await d.resolveSession('cs_sess_x')).toBeUndefined();
+      // A trusted-device id is no bearer token, and a limit of 0 or NaN would lock everyone out.
+      expect(await d.authenticateBearer(`cs_dev_${'A'.repeat(43)}`)).toBeUndefined();
+      for (const loginLimit of [
+        { perAccount: 0, perClient: 50, windowMs: 60_000 },
+        { perAccount: 5, perClient: Number.NaN, windowMs: 60_000 },
+        { perAccount: 5, perClient: 50, perDevice: -1, windowMs: 60_000 },
+      ])
+        expect(() => new PrincipalDirectory(store, { loginLimit })).toThrow(ConfigurationError);
+      expect(() => new PrincipalDirectory(store, { trustedDeviceMs: 0 })).toThrow(ConfigurationError);
     } finally {
       await store.close();
       cleanup();

@@ -109,6 +109,7 @@ sending it as a bearer token (the figures span every tenant).`,
       ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
       ...(auth.loginLimit !== undefined ? { loginLimit: auth.loginLimit } : {}),
+      ...(auth.trustedDeviceMs !== undefined ? { trustedDeviceMs: auth.trustedDeviceMs } : {}),
     });
     await directory.migrate();
     await auth.setup?.(directory);

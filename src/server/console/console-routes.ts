@@ -21,6 +21,7 @@ import { parseJson } from '../../canonical/parse-json.js';
 import { formatIssues } from '../../operation/issues.js';
 import { editFields, formChanges } from './edit-fields.js';
 import { type FlashKind, takeFlash, writeFlash } from './flash.js';
+import { readDeviceCookie, writeDeviceCookie } from './device-cookie.js';
 import { loginToken, readLoginToken } from './login-token.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
@@ -307,7 +308,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const form = await readFormBody(c);
     const email = form.get('email') ?? '';
     const next = safeNext(form.get('next'));
-    const again = (error: string, status: 401 | 403 | 429) =>
+    const again = (error: string, status: 401 | 403 | 429, reason?: 'rate_limited') =>
       page(
         c,
         loginPage({
@@ -316,6 +317,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           email: email.slice(0, 320),
           error,
           next,
+          ...(reason ? { reason } : {}),
         }),
         status,
       );
@@ -327,17 +329,20 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       password: form.get('password') ?? '',
       client: clientOf(c),
       previousSessionId: sessionOf(c)?.sessionId,
+      device: readDeviceCookie(c, publicUrl),
     });
     if (result.kind === 'rate_limited') {
       c.header('Retry-After', String(Math.ceil(result.retryAfterMs / 1000)));
       return again(
         `Too many failed sign-ins. Try again in ${Math.ceil(result.retryAfterMs / 60_000)} min.`,
         429,
+        'rate_limited',
       );
     }
     if (result.kind === 'invalid_credentials')
       return again('That email and password do not match an operator.', 401);
     writeSessionCookie(c, publicUrl, result.sessionId, deps.sessionMaxAgeSeconds);
+    writeDeviceCookie(c, publicUrl, result.device);
     return c.redirect(next, 303);
   });
 

@@ -1,8 +1,8 @@
 /**
  * The principal directory's tables. Portable SQL only (`CREATE TABLE IF NOT EXISTS`, TEXT and
  * BIGINT, `?` placeholders), so the same statements run on SQLite and PostgreSQL and several
- * servers on one database share tenants, operators, tokens, sessions and login counters.
- * Tokens and session ids are stored only as SHA-256 hashes.
+ * servers on one database share tenants, operators, tokens, sessions, login counters and
+ * trusted devices. Tokens, session ids and device ids are stored only as SHA-256 hashes.
  */
 export const DIRECTORY_SCHEMA: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS countersign_tenants (
@@ -38,6 +38,11 @@ export const DIRECTORY_SCHEMA: readonly string[] = [
     limit_key TEXT PRIMARY KEY,
     window_start BIGINT NOT NULL,
     failures BIGINT NOT NULL
+  )`,
+  `CREATE TABLE IF NOT EXISTS countersign_login_devices (
+    device_hash TEXT PRIMARY KEY,
+    email TEXT NOT NULL,
+    created_at BIGINT NOT NULL
   )`,
   'CREATE INDEX IF NOT EXISTS countersign_sessions_email ON countersign_sessions (email)',
 ];

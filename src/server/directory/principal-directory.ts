@@ -6,6 +6,7 @@ import type { Actor } from '../../operation/actor.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import type { Store } from '../../store/store.js';
 import { DIRECTORY_SCHEMA } from './directory-schema.js';
+import { forgetExpired, releaseAttempt, reserveAttempt } from './login-limiter.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js';
 import { looksLikeSecret, newSecret, secretHash } from './secret-token.js';
 
@@ -17,12 +18,30 @@ export interface DirectoryOptions {
   readonly sessionIdleMs?: number;
   /** A session ends this long after login, used or not (default 12 hours). */
   readonly sessionAbsoluteMs?: number;
-  /** Failed logins allowed per account and per client address within `windowMs` (default 5, 50, 15 minutes). */
-  readonly loginLimit?: {
-    readonly perAccount: number;
-    readonly perClient: number;
-    readonly windowMs: number;
-  };
+  /**
+   * Sign-in attempts allowed within `windowMs` (default 5, 50, 5, 15 minutes). A browser without a
+   * trusted-device cookie for the email is limited per account (`perAccount`, shared by every
+   * such browser) and per client address (`perClient`); a trusted device only per device
+   * (`perDevice`, default `perAccount`), so nobody who merely knows an operator's email, or
+   * shares their proxy, can lock that operator out of a browser they signed in from before.
+   */
+  readonly loginLimit?: LoginLimit;
+  /** A browser stays a trusted device this long after its last successful sign-in (default 30 days). */
+  readonly trustedDeviceMs?: number;
+}
+
+/** How many sign-in attempts a window allows; see {@link DirectoryOptions.loginLimit}. */
+export interface LoginLimit {
+  readonly perAccount: number;
+  readonly perClient: number;
+  readonly perDevice?: number;
+  readonly windowMs: number;
+}
+
+/** A trusted-device id for the browser's cookie, issued at each successful sign-in (the old one ends). */
+export interface TrustedDevice {
+  readonly id: string;
+  readonly maxAgeSeconds: number;
 }
 
 /** A signed-in operator's console session. `csrfToken` goes into every form the console renders. */
@@ -35,7 +54,12 @@ export interface ConsoleSession {
 
 /** The result of a login: a new session (its id goes into the cookie), or why not. */
 export type LoginResult =
-  | { readonly kind: 'signed_in'; readonly sessionId: string; readonly session: ConsoleSession }
+  | {
+      readonly kind: 'signed_in';
+      readonly sessionId: string;
+      readonly session: ConsoleSession;
+      readonly device: TrustedDevice;
+    }
   | { readonly kind: 'invalid_credentials' }
   | { readonly kind: 'rate_limited'; readonly retryAfterMs: number };
 
@@ -95,7 +119,8 @@ function tokenInfo(row: Record<string, unknown>): TokenInfo {
 const ROLE = /^[a-z][a-z0-9_-]{0,31}$/;
 const TENANT = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
-const DEFAULT_LIMIT = Object.freeze({ perAccount: 5, perClient: 50, windowMs: 15 * 60_000 });
+const DEFAULT_LIMIT: LoginLimit = Object.freeze({ perAccount: 5, perClient: 50, windowMs: 15 * 60_000 });
+const DEVICE_TRUST_MS = 30 * 24 * 3_600_000;
 // Writing last-seen on every request would turn each page view into a write; a minute is far
 // below the idle timeout.
 const TOUCH_EVERY_MS = 60_000;
@@ -111,9 +136,10 @@ export function normalizeEmail(email: string): string {
 
 /**
  * Tenants, operators (scrypt password hashes, roles), agent and operator API tokens, console
- * sessions and login failure counters, kept in the engine's own store (portable SQL through
- * `store.transaction(tx => tx.local…)`), so several servers on one database share them. Only
- * SHA-256 hashes of tokens and session ids are stored.
+ * sessions, sign-in attempt counters and trusted devices, kept in the engine's own store
+ * (portable SQL through `store.transaction(tx => tx.local…)`), so several servers on one
+ * database share them, limits included. Only SHA-256 hashes of tokens, session ids and
+ * trusted-device ids are stored.
  *
  * @example
  * const directory = new PrincipalDirectory(store);
@@ -127,7 +153,8 @@ export class PrincipalDirectory {
   readonly #clock: Clock;
   readonly #idleMs: number;
   readonly #absoluteMs: number;
-  readonly #limit: { readonly perAccount: number; readonly perClient: number; readonly windowMs: number };
+  readonly #limit: LoginLimit;
+  readonly #deviceMs: number;
 
   constructor(store: Store, options: DirectoryOptions = {}) {
     this.#store = store;
@@ -135,6 +162,14 @@ export class PrincipalDirectory {
     this.#idleMs = options.sessionIdleMs ?? 30 * 60_000;
     this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
     this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
+    this.#deviceMs = options.trustedDeviceMs ?? DEVICE_TRUST_MS;
+    const { perAccount, perClient, perDevice = perAccount, windowMs } = this.#limit;
+    const counts = { perAccount, perClient, perDevice, windowMs, trustedDeviceMs: this.#deviceMs };
+    for (const [name, value] of Object.entries(counts))
+      if (!Number.isSafeInteger(value) || value < 1)
+        throw new ConfigurationError(
+          `directory option ${name}: a positive whole number, not ${String(value)}`,
+        );
   }
 
   #sql<T>(fn: (sql: LocalTransaction) => Promise<T>): Promise<T> {
@@ -349,7 +384,7 @@ export class PrincipalDirectory {
 
   /** The principal a bearer token stands for, or undefined (unknown, revoked, or its operator disabled). */
   async authenticateBearer(token: string): Promise<Actor | undefined> {
-    if (!looksLikeSecret(token) || token.startsWith('cs_sess_')) return undefined;
+    if (!looksLikeSecret(token) || !/^cs_(agent|op)_/.test(token)) return undefined;
     const rows = await this.#sql((sql) =>
       sql.all(
         `SELECT t.kind, t.tenant, t.subject, o.roles, o.tenant AS operator_tenant, o.disabled_at
@@ -374,35 +409,48 @@ export class PrincipalDirectory {
   }
 
   /**
-   * Signs an operator in: checks the login limits (per account and per client address), the
-   * password (in constant time, also for unknown emails), and on success ends `previousSessionId`
-   * (the session id rotates at every login) and opens a new session.
+   * Signs an operator in. First takes an attempt slot, atomically and before the password is
+   * looked at: from a trusted device of this email (its `device` id, issued at an earlier
+   * sign-in) a slot of that device's own limit; from any other browser a slot of the account's
+   * limit for untrusted browsers and one of the client address's. So N concurrent guesses check
+   * at most the limit, and failures from other browsers never lock out a trusted device. Then
+   * checks the password (in constant time, also for unknown emails). A failure keeps its slot;
+   * a success gives it back, ends `previousSessionId` (the session id rotates at every login),
+   * opens a new session and issues a new trusted-device id for this browser (the old one ends).
    */
   async login(input: {
     readonly email: string;
     readonly password: string;
     readonly client: string;
     readonly previousSessionId?: string | undefined;
+    /** The browser's trusted-device id, if it has one. */
+    readonly device?: string | undefined;
   }): Promise<LoginResult> {
     const email = normalizeEmail(input.email).slice(0, 320);
     const now = this.#clock.now();
-    const keys = [`account:${email}`, `client:${input.client.slice(0, 100)}`] as const;
-    const blockedFor = await this.#sql(async (sql) => {
-      let wait = 0;
-      for (const [i, key] of keys.entries()) {
-        const row = (
-          await sql.all('SELECT window_start, failures FROM countersign_login_failures WHERE limit_key = ?', [
-            key,
-          ])
-        )[0];
-        const max = i === 0 ? this.#limit.perAccount : this.#limit.perClient;
-        if (row && now - num(row['window_start']) < this.#limit.windowMs && num(row['failures']) >= max) {
-          wait = Math.max(wait, num(row['window_start']) + this.#limit.windowMs - now);
-        }
-      }
-      return wait;
+    const { windowMs } = this.#limit;
+    const deviceHash =
+      input.device !== undefined && looksLikeSecret(input.device) && input.device.startsWith('cs_dev_')
+        ? secretHash('device', input.device)
+        : undefined;
+    const reserved = await this.#sql(async (sql) => {
+      const trusted =
+        deviceHash !== undefined &&
+        (
+          await sql.all(
+            'SELECT email FROM countersign_login_devices WHERE device_hash = ? AND email = ? AND created_at > ?',
+            [deviceHash, email, now - this.#deviceMs],
+          )
+        ).length === 1;
+      const keys = trusted
+        ? [{ key: `device:${deviceHash}`, max: this.#limit.perDevice ?? this.#limit.perAccount }]
+        : [
+            { key: `account:${email}`, max: this.#limit.perAccount },
+            { key: `client:${input.client.slice(0, 100)}`, max: this.#limit.perClient },
+          ];
+      return reserveAttempt(sql, keys, now, windowMs);
     });
-    if (blockedFor > 0) return { kind: 'rate_limited', retryAfterMs: blockedFor };
+    if (reserved.kind === 'rate_limited') return reserved;
     const rows = await this.#sql((sql) =>
       sql.all(
         'SELECT tenant, password_hash, roles FROM countersign_operators WHERE email = ? AND disabled_at IS NULL',
@@ -411,16 +459,20 @@ export class PrincipalDirectory {
     );
     const row = rows[0];
     const ok = await verifyPassword(input.password, row ? text(row['password_hash']) : DUMMY_PASSWORD_HASH);
-    if (!ok || !row) {
-      await this.#sql(async (sql) => {
-        for (const key of keys) await this.#countFailure(sql, key, now);
-      });
-      return { kind: 'invalid_credentials' };
-    }
+    // A failure keeps the slot it reserved: that slot is the failure count.
+    if (!ok || !row) return { kind: 'invalid_credentials' };
     const sessionId = newSecret('session');
+    const deviceId = newSecret('device');
     const tenant = text(row['tenant']);
     await this.#sql(async (sql) => {
-      await sql.run('DELETE FROM countersign_login_failures WHERE limit_key = ?', [keys[0]]);
+      await releaseAttempt(sql, reserved.reservation);
+      if (deviceHash !== undefined)
+        await sql.run('DELETE FROM countersign_login_devices WHERE device_hash = ?', [deviceHash]);
+      await sql.run('DELETE FROM countersign_login_devices WHERE created_at <= ?', [now - this.#deviceMs]);
+      await sql.run(
+        'INSERT INTO countersign_login_devices (device_hash, email, created_at) VALUES (?, ?, ?)',
+        [secretHash('device', deviceId), email, now],
+      );
       if (input.previousSessionId)
         await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
           secretHash('session', input.previousSessionId),
@@ -434,26 +486,17 @@ export class PrincipalDirectory {
         [secretHash('session', sessionId), tenant, email, now, now],
       );
     });
+    // On its own: a range delete inside the transaction above, which holds this attempt's
+    // counter rows, could wait in a cycle with another sign-in's reservation.
+    await this.#sql((sql) => forgetExpired(sql, now, windowMs));
     const session: ConsoleSession = {
       actor: operatorActor(email, tenant, text(row['roles'])),
       email,
       createdAt: now,
       csrfToken: secretHash('csrf', sessionId),
     };
-    return { kind: 'signed_in', sessionId, session };
-  }
-
-  async #countFailure(sql: LocalTransaction, key: string, now: number): Promise<void> {
-    const row = (
-      await sql.all('SELECT window_start, failures FROM countersign_login_failures WHERE limit_key = ?', [
-        key,
-      ])
-    )[0];
-    const fresh = !row || now - num(row['window_start']) >= this.#limit.windowMs;
-    await sql.run(
-      'INSERT INTO countersign_login_failures (limit_key, window_start, failures) VALUES (?, ?, ?) ON CONFLICT (limit_key) DO UPDATE SET window_start = excluded.window_start, failures = excluded.failures',
-      [key, fresh ? now : num(row['window_start']), fresh ? 1 : num(row['failures']) + 1],
-    );
+    const device = { id: deviceId, maxAgeSeconds: Math.floor(this.#deviceMs / 1000) };
+    return { kind: 'signed_in', sessionId, session, device };
   }
 
   /**

@@ -8,13 +8,15 @@ export function loginPage(input: {
   readonly csrf: string;
   readonly email?: string;
   readonly error?: string;
+  /** The refusal's reason code, shown beside `error`. */
+  readonly reason?: string;
   readonly next?: string;
 }): HtmlEscapedString {
   const body = html`<main id="main" class="login-wrap">
   <div class="login card">
     <h1>Sign in</h1>
     <p class="lead">Review and approve what your agents propose.</p>
-    ${input.error ? html`<div class="banner bad" role="alert"><strong>${input.error}</strong></div>` : ''}
+    ${input.error ? html`<div class="banner bad" role="alert"><strong>${input.error}</strong>${input.reason ? html` <span class="muted">Reason <code class="reason-code">${input.reason}</code></span>` : ''}</div>` : ''}
     <form method="post" action="/login" novalidate>
       <input type="hidden" name="csrf" value="${input.csrf}">
       ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
