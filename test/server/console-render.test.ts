@@ -347,8 +347,18 @@ describe('model-produced strings render inert', () => {
       ]),
     );
 
+    // The inbox row says so too, and a clean row does not.
+    const inbox = (await client.get('/')).html;
+    const row = (page: string, id: string) => {
+      const at = page.indexOf(`/proposals/${id}`);
+      return page.slice(at, page.indexOf('</tr>', at));
+    };
+    expect(row(inbox, proposal.id)).toContain('⚠ check the text');
+
     // A clean proposal gets no warning.
     const clean = await payment();
     expect((await client.get(`/proposals/${clean.id}`)).html).not.toContain('text-warning');
+    const later = (await client.get('/')).html;
+    expect(row(later, clean.id)).not.toContain('check the text');
   });
 });
