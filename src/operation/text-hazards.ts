@@ -171,17 +171,45 @@ const SCRIPT_NAMES =
     ' ',
   );
 
-let scriptTests: readonly (readonly [string, RegExp])[] | undefined;
+interface ScriptTables {
+  /** The scripts this engine knows, in {@link SCRIPT_NAMES} order. */
+  readonly names: readonly string[];
+  /** One alternative per script: the index of the group that matched names a code point's Script. */
+  readonly script: RegExp;
+  /** Code points whose Script_Extensions hold more than their Script (about 700 of them). */
+  readonly extended: RegExp | undefined;
+  /** Per script, its Script_Extensions: for the few code points `extended` matches. */
+  readonly extensions: readonly RegExp[];
+}
 
-function scriptRegexes(): readonly (readonly [string, RegExp])[] {
-  scriptTests ??= SCRIPT_NAMES.flatMap((name) => {
+let tables: ScriptTables | undefined;
+
+// One regex with a group per script runs inside the regex engine, ~10× faster than a test per
+// script; only the code points `extended` matches (used by several scripts) are tested one by one.
+function scriptTables(): ScriptTables {
+  if (tables) return tables;
+  const names = SCRIPT_NAMES.filter((name) => {
     try {
-      return [[name, new RegExp(`^\\p{scx=${name}}$`, 'u')] as const];
+      new RegExp(`\\p{sc=${name}}`, 'u');
+      return true;
     } catch {
-      return [];
+      return false;
     }
   });
-  return scriptTests;
+  let extended: RegExp | undefined;
+  try {
+    extended = new RegExp(`[${names.map((n) => `[\\p{scx=${n}}--\\p{sc=${n}}]`).join('')}]`, 'v');
+  } catch {
+    // An engine without the v flag: every code point gets the one-by-one test.
+    extended = undefined;
+  }
+  tables = {
+    names,
+    script: new RegExp(`^(?:${names.map((n) => `(\\p{sc=${n}})`).join('|')})$`, 'u'),
+    extended,
+    extensions: names.map((n) => new RegExp(`^\\p{scx=${n}}$`, 'u')),
+  };
+  return tables;
 }
 
 // UTS #39 augmented script sets: Han is written with Hiragana and Katakana (Japanese), with
@@ -207,15 +235,20 @@ export function scriptsOf(cp: number): readonly string[] {
   let scripts: string[];
   if (cp < 0x80) scripts = /[A-Za-z]/.test(ch) ? ['Latin'] : [];
   else {
-    scripts = scriptRegexes()
-      .filter(([, test]) => test.test(ch))
-      .map(([name]) => name);
+    const t = scriptTables();
+    if (t.extended === undefined || t.extended.test(ch)) {
+      scripts = t.names.filter((_, i) => t.extensions[i]!.test(ch));
+    } else {
+      const match = t.script.exec(ch);
+      const group = match ? match.findIndex((g, i) => i > 0 && g !== undefined) : -1;
+      scripts = group > 0 ? [t.names[group - 1]!] : [];
+    }
     scripts = [...new Set([...scripts, ...scripts.flatMap((s) => AUGMENT[s] ?? [])])];
     // Unknown to every script and not Common or Inherited: its own script, so it mixes with any.
     if (scripts.length === 0 && !/[\p{scx=Common}\p{scx=Inherited}]/u.test(ch))
       scripts = [`Unknown ${codePointLabel(cp)}`];
   }
-  if (scriptCache.size < 10_000) scriptCache.set(cp, scripts);
+  if (scriptCache.size < 50_000) scriptCache.set(cp, scripts);
   return scripts;
 }
 
