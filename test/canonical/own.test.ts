@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { own } from '../../src/canonical/own.js';
 import { diffScopes } from '../../src/canonical/scope-diff.js';
+import { formatMoney } from '../../src/operation/money.js';
 
 describe('own', () => {
   it('reads own properties only, never a member of Object.prototype', () => {
@@ -16,5 +17,10 @@ describe('own', () => {
     expect(diffScopes({ constructor: 'a', toString: 1 }, { constructor: 'b', toString: 1 })).toEqual([
       { path: '$.constructor', change: 'changed', from: '"a"', to: '"b"' },
     ]);
+  });
+
+  it('a currency code named like a prototype member gets the default exponent, not a function', () => {
+    expect(formatMoney(24_049, 'constructor')).toBe('240.49 constructor');
+    expect(formatMoney(24_049, 'KWD')).toBe('24.049 KWD');
   });
 });
