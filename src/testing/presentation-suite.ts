@@ -276,7 +276,7 @@ function roundedForms(minor: number, currency: string, exact: string): RegExp[] 
       }
     }
   }
-  const symbol = SYMBOLS[currency];
+  const symbol = own(SYMBOLS, currency);
   const marker = symbol ? `(?:${escapeRegExp(currency)}|${escapeRegExp(symbol)})` : escapeRegExp(currency);
   return [...forms].map((form) => {
     const n = `(?<![0-9.,])${escapeRegExp(form)}(?![0-9]|[.,][0-9])`;

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { html } from 'hono/html';
 import { getConnInfo } from '@hono/node-server/conninfo';
+import { own } from '../../canonical/own.js';
 import type { Engine } from '../../engine/create-engine.js';
 import type { Clock } from '../../engine/engine-context.js';
 import type { Proposal } from '../../engine/proposal.js';
@@ -181,7 +182,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       });
     } else if (done === 'approved') {
       notices.push(approvedNotice(proposal.status));
-    } else if (done && DONE[done]) notices.push(DONE[done]);
+    } else if (done) {
+      // `done` is from the query string: `?done=constructor` must not reach Object.prototype.
+      const known = own(DONE, done);
+      if (known) notices.push(known);
+    }
     const run = c.req.query('run');
     const runMatches = run === undefined || run === proposal.runId;
     if (!runMatches)
