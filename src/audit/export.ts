@@ -1,5 +1,6 @@
 import { digest, displayHash } from '../canonical/digest.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
+import { own } from '../canonical/own.js';
 import { parseJson } from '../canonical/parse-json.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
 import type { AnyOperation } from '../operation/define-operation.js';
@@ -488,7 +489,7 @@ function noCommandReason(
 
 /** Replaces every value whose field pattern has a redactor with its redacted text (set members one by one). */
 function redact(value: unknown, rules: FieldRules, path: string): unknown {
-  const rule = rules[fieldPattern(path)];
+  const rule = own(rules, fieldPattern(path));
   if (rule?.redact) {
     const redactor = rule.redact;
     return Array.isArray(value) && rule.set ? value.map((m) => redactor(m)) : redactor(value);

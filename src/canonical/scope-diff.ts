@@ -1,5 +1,6 @@
 import { canonicalize } from './canonicalize.js';
 import { childPath, fieldPattern, indexPath } from './json-path.js';
+import { own } from './own.js';
 
 /** Turns a scope value into the text that may appear in diffs and logs (e.g. the last 4 characters). */
 export type Redactor = (value: unknown) => string;
@@ -67,7 +68,7 @@ function walk(a: unknown, b: unknown, path: string, rules: FieldRules, out: Scop
     out.push({ path, change: 'type', from: typeA, to: typeB });
     return;
   }
-  const rule = rules[fieldPattern(path)];
+  const rule = own(rules, fieldPattern(path));
   if (typeA === 'array') {
     const left = a as unknown[];
     const right = b as unknown[];
@@ -79,11 +80,11 @@ function walk(a: unknown, b: unknown, path: string, rules: FieldRules, out: Scop
     for (let i = 0; i < shared; i++) walk(left[i], right[i], indexPath(path, i), rules, out);
     for (let i = shared; i < left.length; i++) {
       const p = indexPath(path, i);
-      out.push({ path: p, change: 'removed', from: show(left[i], rules[fieldPattern(p)]) });
+      out.push({ path: p, change: 'removed', from: show(left[i], own(rules, fieldPattern(p))) });
     }
     for (let i = shared; i < right.length; i++) {
       const p = indexPath(path, i);
-      out.push({ path: p, change: 'added', to: show(right[i], rules[fieldPattern(p)]) });
+      out.push({ path: p, change: 'added', to: show(right[i], own(rules, fieldPattern(p))) });
     }
     return;
   }
@@ -95,8 +96,10 @@ function walk(a: unknown, b: unknown, path: string, rules: FieldRules, out: Scop
       const p = childPath(path, key);
       const inLeft = Object.hasOwn(left, key);
       const inRight = Object.hasOwn(right, key);
-      if (!inRight) out.push({ path: p, change: 'removed', from: show(left[key], rules[fieldPattern(p)]) });
-      else if (!inLeft) out.push({ path: p, change: 'added', to: show(right[key], rules[fieldPattern(p)]) });
+      if (!inRight)
+        out.push({ path: p, change: 'removed', from: show(left[key], own(rules, fieldPattern(p))) });
+      else if (!inLeft)
+        out.push({ path: p, change: 'added', to: show(right[key], own(rules, fieldPattern(p))) });
       else walk(left[key], right[key], p, rules, out);
     }
     return;

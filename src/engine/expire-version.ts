@@ -18,7 +18,8 @@ export async function expireVersion(
   ctx: EngineContext,
   input: ExpireVersionInput,
 ): Promise<{ expired: number; tenants: Record<string, number> }> {
-  const tenants: Record<string, number> = {};
+  // A Map: tenant names are data, and `constructor` or `__proto__` must count like any other.
+  const tenants = new Map<string, number>();
   let expired = 0;
   for (const tenant of await ctx.store.read((tx) => tx.auditTenants())) {
     for (;;) {
@@ -61,9 +62,9 @@ export async function expireVersion(
         return count;
       });
       if (batch === 0) break;
-      tenants[tenant] = (tenants[tenant] ?? 0) + batch;
+      tenants.set(tenant, (tenants.get(tenant) ?? 0) + batch);
       expired += batch;
     }
   }
-  return { expired, tenants };
+  return { expired, tenants: Object.fromEntries(tenants) };
 }

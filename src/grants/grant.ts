@@ -1,4 +1,5 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { own } from '../canonical/own.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { AnyOperation } from '../operation/define-operation.js';
@@ -95,7 +96,7 @@ export function grantIssues(
     }
     const constraint = parsed.data as Constraint;
     for (const operation of operations) {
-      const fieldSchema = objectShape(operation)?.[field];
+      const fieldSchema = own(objectShape(operation), field);
       if (!fieldSchema) {
         issues.push({ path, message: `not a scope field of ${operation.kind}` });
         continue;
@@ -127,7 +128,7 @@ export function grantIssues(
   }
   if (capField !== null) {
     for (const operation of operations) {
-      const fieldSchema = objectShape(operation)?.[capField];
+      const fieldSchema = own(objectShape(operation), capField);
       if (!fieldSchema || (!fieldSchema.safeParse(1).success && !fieldSchema.safeParse(0).success)) {
         issues.push({
           path: '$.cap.field',
@@ -172,10 +173,10 @@ export function evaluateGrant(
   }
   const constraints = parseStoredJson(record.constraintsJson) as Constraints;
   for (const [field, constraint] of Object.entries(constraints)) {
-    const problem = violation(field, constraint, scope[field]);
+    const problem = violation(field, constraint, own(scope, field));
     if (problem) return { kind: 'refused', reason: 'outside_grant', detail: problem };
   }
-  const amount = record.capField === null ? 0 : Number(scope[record.capField] ?? Number.NaN);
+  const amount = record.capField === null ? 0 : Number(own(scope, record.capField) ?? Number.NaN);
   if (record.capField !== null && !Number.isSafeInteger(amount)) {
     return { kind: 'refused', reason: 'outside_grant', detail: `$.${record.capField} is not a whole number` };
   }

@@ -32,3 +32,17 @@ export { formatMoney, type Money, money } from './money.js';
 export type { Outcome, OutcomeKind } from './outcome.js';
 export { type DenialReason, isReason, REASONS, type Reason } from './reasons.js';
 export { type BuiltScope, buildScope, type InvalidScope, normalizeSets } from './scope.js';
+export {
+  escapeHidden,
+  findTextHazards,
+  HIDDEN_KIND_LABEL,
+  type HiddenKind,
+  hasHidden,
+  hiddenKind,
+  type SuspiciousWord,
+  splitHidden,
+  suspiciousWords,
+  type TextHazard,
+  type TextPiece,
+  withoutHidden,
+} from './text-hazards.js';

@@ -1,3 +1,5 @@
+import { own } from '../canonical/own.js';
+
 // ISO 4217 minor-unit exponents that differ from 2; everything else has 2.
 const EXPONENT: Readonly<Record<string, number>> = {
   BHD: 3,
@@ -37,7 +39,7 @@ export interface Money {
 export function formatMoney(minor: number, currency: string): string {
   if (!Number.isSafeInteger(minor))
     throw new RangeError(`money: ${minor} is not an integer number of minor units`);
-  const exponent = EXPONENT[currency] ?? 2;
+  const exponent = own(EXPONENT, currency) ?? 2;
   const sign = minor < 0 ? '-' : '';
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
   const whole = digits.slice(0, digits.length - exponent);

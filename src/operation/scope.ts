@@ -1,4 +1,5 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { own } from '../canonical/own.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { type Digest, digestCanonical } from '../canonical/digest.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
@@ -40,7 +41,7 @@ export function buildScope(operation: AnyOperation, raw: unknown): BuiltScope | 
 
 /** Returns a copy of `value` whose `set` fields are deduplicated and sorted by canonical JSON. */
 export function normalizeSets(value: unknown, rules: FieldRules, path = '$'): unknown {
-  const rule = rules[fieldPattern(path)];
+  const rule = own(rules, fieldPattern(path));
   if (Array.isArray(value)) {
     const items = value.map((item, i) => normalizeSets(item, rules, indexPath(path, i)));
     if (!rule?.set) return items;

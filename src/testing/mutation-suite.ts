@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { canonicalize } from '../canonical/canonicalize.js';
 import { CountersignError } from '../canonical/errors.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
+import { own } from '../canonical/own.js';
 import { type FieldRules, formatScopeChange } from '../canonical/scope-diff.js';
 import {
   type ApprovedScope,
@@ -221,7 +222,7 @@ class Generator {
 
   #array(value: Json[], schema: z.ZodType | undefined, segments: readonly Segment[]): void {
     const path = pathOf(segments);
-    const isSet = this.#rules[fieldPattern(path)]?.set === true;
+    const isSet = own(this.#rules, fieldPattern(path))?.set === true;
     const what = isSet ? 'set' : 'sequence';
     const element = childSchema(schema, 0);
     const candidates = newMembers(value, element);
@@ -335,13 +336,13 @@ class Generator {
   #setAncestor(segments: readonly Segment[]): string | undefined {
     for (let n = 1; n <= segments.length; n++) {
       const path = pathOf(segments.slice(0, n));
-      if (this.#rules[fieldPattern(path)]?.set) return path;
+      if (own(this.#rules, fieldPattern(path))?.set) return path;
     }
     return undefined;
   }
 
   #show(segments: readonly Segment[], value: Json): string {
-    const redact = this.#rules[fieldPattern(pathOf(segments))]?.redact;
+    const redact = own(this.#rules, fieldPattern(pathOf(segments)))?.redact;
     const text = redact ? JSON.stringify(redact(value)) : canonicalize(value);
     return text.length > 48 ? `${text.slice(0, 45)}…` : text;
   }
@@ -614,7 +615,7 @@ function childSchema(schema: z.ZodType | undefined, key: Segment): z.ZodType | u
   if (!def) return undefined;
   switch (def.type) {
     case 'object':
-      return typeof key === 'string' ? field<Record<string, z.ZodType>>(def, 'shape')?.[key] : undefined;
+      return typeof key === 'string' ? own(field<Record<string, z.ZodType>>(def, 'shape'), key) : undefined;
     case 'array':
       return field<z.ZodType>(def, 'element');
     case 'tuple':

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { canonicalize } from '../canonical/canonicalize.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
+import { own } from '../canonical/own.js';
 import type { AnyOperation, Operation, ProposalFacts } from '../operation/define-operation.js';
 import { formatMoney } from '../operation/money.js';
 import {
@@ -177,8 +178,8 @@ function checkFor(
     shownAs: Readonly<Record<string, (value: unknown) => string>>;
   },
 ): FieldCheck | undefined {
-  const label = operation.fields[leaf.pattern]?.redact ? leaf.path : `${leaf.path} ${short(leaf.value)}`;
-  const shownAs = options.shownAs[leaf.pattern];
+  const label = own(operation.fields, leaf.pattern)?.redact ? leaf.path : `${leaf.path} ${short(leaf.value)}`;
+  const shownAs = own(options.shownAs, leaf.pattern);
   if (shownAs) {
     const text = shownAs(leaf.value);
     return {
@@ -275,7 +276,7 @@ function roundedForms(minor: number, currency: string, exact: string): RegExp[] 
       }
     }
   }
-  const symbol = SYMBOLS[currency];
+  const symbol = own(SYMBOLS, currency);
   const marker = symbol ? `(?:${escapeRegExp(currency)}|${escapeRegExp(symbol)})` : escapeRegExp(currency);
   return [...forms].map((form) => {
     const n = `(?<![0-9.,])${escapeRegExp(form)}(?![0-9]|[.,][0-9])`;
@@ -308,7 +309,7 @@ function currencyOf(
   scope: unknown,
   money: Readonly<Record<string, string>>,
 ): string | undefined {
-  const declared = money[leaf.pattern];
+  const declared = own(money, leaf.pattern);
   const parent = valueAt(scope, leaf.segments.slice(0, -1));
   const sibling = (key: string): unknown =>
     parent !== null && typeof parent === 'object' && !Array.isArray(parent) && Object.hasOwn(parent, key)

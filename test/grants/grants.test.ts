@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { evaluateGrant } from '../../src/grants/grant.js';
 import type { Actor, GrantInput } from '../../src/index.js';
+import type { GrantRecord } from '../../src/store/records.js';
 import { agent, approver, type Harness, harness } from '../support/engine.js';
 
 const admin: Actor = { id: 'user:root@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] };
@@ -253,6 +255,54 @@ describe('who may grant, and what a grant may say', () => {
         '$.subject',
       ].sort(),
     );
+  });
+
+  // `shape['constructor']` is the Object function: such bounds once threw instead of being named.
+  it('a bound or cap named like an Object.prototype member is not a scope field', async () => {
+    for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
+      const constraints = JSON.parse(`{"${name}":{"max":5}}`) as Record<string, unknown>;
+      expect(await h.engine.grant(policy({ constraints, cap: { uses: 3 } }))).toEqual({
+        kind: 'invalid_grant',
+        issues: [{ path: `$.constraints.${name}`, message: 'not a scope field of invoice.pay' }],
+      });
+      expect(await h.engine.grant(policy({ cap: { field: name, total: 5 } }))).toEqual({
+        kind: 'invalid_grant',
+        issues: [{ path: '$.cap.field', message: `${name} is not a numeric scope field of invoice.pay` }],
+      });
+    }
+    expect(await h.engine.grants('acme')).toEqual([]);
+  });
+
+  it('a stored bound on a field the scope lacks reads the field as missing, not as Object.prototype', () => {
+    const record: GrantRecord = {
+      tenant: 'acme',
+      id: 'grt_x',
+      subject: agent().id,
+      operationsJson: '["invoice.pay"]',
+      resource: 'invoice:*',
+      constraintsJson: '{"constructor":{"equals":null}}',
+      capField: 'toString',
+      capTotal: 100,
+      capUses: null,
+      usedCount: 0,
+      usedTotal: 0,
+      expiresAt: Number.MAX_SAFE_INTEGER,
+      createdAt: 0,
+      createdBy: admin.id,
+      revokedAt: null,
+      revokedBy: null,
+      note: null,
+    };
+    const scope = { amount_minor: 5, currency: 'USD' };
+    // `constructor` is absent (null), so `equals: null` holds; the cap field is absent, not a function.
+    expect(evaluateGrant(record, scope, 'invoice:inv-1', 0)).toEqual({
+      kind: 'refused',
+      reason: 'outside_grant',
+      detail: '$.toString is not a whole number',
+    });
+    expect(
+      evaluateGrant({ ...record, constraintsJson: '{"valueOf":{"max":5}}' }, scope, 'invoice:inv-1', 0),
+    ).toEqual({ kind: 'refused', reason: 'outside_grant', detail: '$.valueOf: null is not a number' });
   });
 
   it('a card that showed one concrete action never becomes a grant', async () => {

@@ -70,6 +70,24 @@ describe('the grants page', () => {
     expect(json.html).toContain('$.constraints: invalid JSON (duplicate_key)');
   });
 
+  // Keys named like Object.prototype members once reached `shape[field]` and answered 500.
+  it.each(['constructor', 'toString', 'valueOf', '__proto__'])(
+    'a bound or cap on "%s" is refused on the page as not a scope field, never 500',
+    async (name) => {
+      const admin = await signedIn('admin');
+      const csrf = await admin.csrf();
+      const before = (await h.engine.grants('acme')).length;
+      const bound = await admin.post('/grants', form(csrf, { constraints: `{"${name}":{"max":5}}` }));
+      expect(bound.status).toBe(422);
+      expect(bound.html).toContain('The grant was not created.');
+      expect(bound.html).toContain(`$.constraints.${name}: not a scope field of invoice.pay`);
+      const capped = await admin.post('/grants', form(csrf, { capField: name }));
+      expect(capped.status).toBe(422);
+      expect(capped.html).toContain(`$.cap.field: ${name} is not a numeric scope field of invoice.pay`);
+      expect(await h.engine.grants('acme')).toHaveLength(before);
+    },
+  );
+
   it('an approver sees grants but cannot create or revoke; a cross-site post is refused', async () => {
     const approver = await signedIn('approver');
     const csrf = await approver.csrf();

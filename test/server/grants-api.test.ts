@@ -130,6 +130,45 @@ describe('grants over HTTP', () => {
       '$.resource',
     ]);
   });
+
+  // Keys named like Object.prototype members once reached `shape[field]` and answered 500.
+  it.each(['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'])(
+    'a bound on "%s" is 422 naming it as not a scope field, never 500',
+    async (name) => {
+      const admin = h.tenants.acme.operators.admin.token;
+      // Written as text: an object literal's `__proto__` would set the prototype, not a key.
+      const { constraints: _bounds, cap: _cap, ...rest } = policy();
+      const r = await call(h, 'POST', '/api/v1/grants', {
+        token: admin,
+        rawBody: `{"constraints":{"${name}":{"max":5}},${JSON.stringify(rest).slice(1)}`,
+      });
+      if (name === '__proto__') {
+        // The API refuses that key anywhere in a body, before the engine sees it.
+        expect(r.status).toBe(400);
+        expect(r.body['reason']).toBe('invalid_json');
+        expect(r.body).toMatchObject({
+          detail: 'proto_key',
+          message: '$.constraints.__proto__: the key "__proto__" is not accepted',
+        });
+      } else {
+        expect(r.status).toBe(422);
+        expect(r.body['reason']).toBe('invalid_request');
+        expect(r.body['issues']).toEqual([
+          { path: `$.constraints.${name}`, message: 'not a scope field of invoice.pay' },
+        ]);
+      }
+
+      const capped = await call(h, 'POST', '/api/v1/grants', {
+        token: admin,
+        body: { ...policy(), cap: { field: name, total: 100 } },
+      });
+      expect(capped.status).toBe(422);
+      expect(capped.body['reason']).toBe('invalid_request');
+      expect(capped.body['issues']).toEqual([
+        { path: '$.cap.field', message: `${name} is not a numeric scope field of invoice.pay` },
+      ]);
+    },
+  );
 });
 
 describe('GET /metrics', () => {

@@ -384,6 +384,12 @@ export function openApiDocument(): Record<string, unknown> {
               description: 'Full SHA-256 contract digest: what an approval must carry',
             },
             short: { type: 'string', description: 'First 12 hex characters of the digest' },
+            textHazards: {
+              type: 'array',
+              description:
+                'Invisible code points (kind hidden: codePoint, hidden, count, decoded for tag text) and words that mix scripts or only look Latin (kind mixed_script | latin_lookalike: word, scripts, odd), each with the path of the preview string (or resource) holding it. A client that renders the preview must mark them.',
+              items: { type: 'object', required: ['kind', 'path'] },
+            },
             preview: { description: 'The frozen view model a human reviews' },
             request: { description: "The model's parsed request" },
             createdAt: { type: 'string', format: 'date-time' },

@@ -1,5 +1,6 @@
 import type { AuditLine } from '../../engine/queries.js';
 import type { Proposal } from '../../engine/proposal.js';
+import { findTextHazards } from '../../operation/text-hazards.js';
 
 /** A proposal as the API returns it: everything an agent or operator client needs, never the executable arguments. */
 export function proposalJson(
@@ -19,6 +20,11 @@ export function proposalJson(
     digest: proposal.digest,
     short: proposal.short,
     preview: proposal.preview,
+    // What a client rendering the preview itself must mark: hidden code points, mixed-script words.
+    textHazards: [
+      ...findTextHazards(proposal.preview, '$'),
+      ...findTextHazards(proposal.resource, 'resource'),
+    ],
     request: proposal.request,
     createdAt: proposal.createdAt.toISOString(),
     expiresAt: proposal.expiresAt.toISOString(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { own } from '../../canonical/own.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 
 /** One editable request field and the input the console renders for it. */
@@ -25,7 +26,7 @@ export function editFields(operation: AnyOperation): EditField[] {
   const shape =
     operation.request instanceof z.ZodObject ? (operation.request.shape as Record<string, z.ZodType>) : {};
   return operation.editable.map((name) => {
-    const schema = shape[name];
+    const schema = own(shape, name);
     const inner = schema ? unwrap(schema) : undefined;
     const input =
       inner instanceof z.ZodNumber

@@ -101,6 +101,12 @@ ol.items > li { padding: 2px 0; }
 ol.items > li::marker { color: var(--faint); font-size: 12px; }
 .count { color: var(--muted); font-size: 12.5px; display: block; margin-bottom: 4px; }
 .ctl { font-family: var(--mono); font-size: 11px; color: var(--bad); background: var(--bad-bg); border: 1px solid #f1b8b2; border-radius: 4px; padding: 0 3px; margin: 0 1px; }
+.ctl.tag { white-space: pre-wrap; font-weight: 600; }
+.ctl.script { color: #5e3d00; background: var(--warn-bg); border-color: #efd79a; }
+.confusable { text-decoration: underline wavy #c77700; text-underline-offset: 3px; }
+mark.odd { background: #ffd89a; color: inherit; border-radius: 2px; padding: 0 1px; }
+.text-warning ul { margin: 6px 0 0; padding-left: 20px; }
+.text-warning li { overflow-wrap: anywhere; }
 
 dl.facts { margin: 0; display: grid; grid-template-columns: 116px minmax(0, 1fr); gap: 8px 12px; font-size: 14px; }
 dl.facts dt { color: var(--muted); }

@@ -4,6 +4,7 @@ import type { Proposal } from '../../../engine/proposal.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
 import { layout } from '../layout.js';
+import { findTextHazards } from '../../../operation/text-hazards.js';
 import { userText } from '../render-text.js';
 import { previewTitle } from '../render-value.js';
 
@@ -26,7 +27,11 @@ export function inboxPage(input: {
   const { items, now } = input;
   const rows = items.map(
     (p) => html`<tr>
-      <td class="summary"><a href="/proposals/${p.id}">${userText(previewTitle(p.preview, p.operation))}</a><div class="sub"><span class="hash small">${p.short}</span></div></td>
+      <td class="summary"><a href="/proposals/${p.id}">${userText(previewTitle(p.preview, p.operation))}</a><div class="sub"><span class="hash small">${p.short}</span>${
+        findTextHazards(p.preview, '$', 1).length > 0
+          ? html` <span class="ctl script" data-testid="text-flag" title="The preview holds invisible characters or look-alike words: open it to see them">⚠ check the text</span>`
+          : ''
+      }</div></td>
       <td><span class="op">${p.operation}</span></td>
       <td>${userText(p.requestedBy)}</td>
       <td class="nowrap"><time datetime="${p.createdAt.toISOString()}" title="${formatInstant(p.createdAt)}">${formatAge(p.createdAt, now)}</time></td>

@@ -6,7 +6,8 @@ import type { ConsoleSession } from '../../directory/principal-directory.js';
 import type { EditField } from '../edit-fields.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
 import { layout } from '../layout.js';
-import { userText, withoutInvisible } from '../render-text.js';
+import { findTextHazards, type TextHazard } from '../../../operation/text-hazards.js';
+import { textWarning, userText, withoutInvisible } from '../render-text.js';
 import { fieldLabel, previewTitle, renderFields } from '../render-value.js';
 import { outcomePanel } from './outcome-panel.js';
 import { statusBadge } from './status-badge.js';
@@ -104,7 +105,17 @@ function editInput(field: EditField, value: unknown): HtmlEscapedString {
   }${field.description ? html`<p class="hint">${field.description}</p>` : ''}` as HtmlEscapedString;
 }
 
-function decisions(input: ProposalPageInput): HtmlEscapedString {
+/** What the approver must be told about the text under review: the preview's, and the resource the agent named. */
+function hazardsOf(p: Proposal): TextHazard[] {
+  // Worst first: hidden text a model can read, then look-alike words, then direction changes.
+  const rank = (h: TextHazard) =>
+    h.kind !== 'hidden' ? 1 : h.hidden === 'tag' ? 0 : h.hidden === 'bidi' ? 2 : 3;
+  return [...findTextHazards(p.preview, '$'), ...findTextHazards(p.resource, 'resource')].sort(
+    (a, b) => rank(a) - rank(b),
+  );
+}
+
+function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): HtmlEscapedString {
   const { proposal: p, session } = input;
   const csrf = session.csrfToken;
   if (p.status !== 'pending') return html`` as HtmlEscapedString;
@@ -123,6 +134,7 @@ function decisions(input: ProposalPageInput): HtmlEscapedString {
   >;
   return html`<section class="card decide" aria-labelledby="decide-h">
     <h2 id="decide-h">Decision</h2>
+    ${textWarning(hazards, 'What you are approving', 4)}
     <form class="approve-form" method="post" action="/proposals/${p.id}/approve">
       <p>Approving executes exactly this contract, once. Check that the short hash matches what you reviewed.</p>
       <input type="hidden" name="digest" value="${p.digest}">
@@ -168,6 +180,7 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
     typeof preview === 'object' && preview !== null && !Array.isArray(preview)
       ? renderFields(preview as Record<string, unknown>, ['title'])
       : renderFields({ value: preview });
+  const hazards = hazardsOf(p);
   const shownStatus = p.status === 'pending' && p.expiresAt.getTime() <= input.now ? 'expired' : p.status;
   const body = html`<main id="main">
   <div class="crumbs"><a href="/">Inbox</a> / <a href="/history">History</a> / <code>${p.id}</code></div>
@@ -184,6 +197,7 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
       ${outcomePanel({ proposal: p, handback: input.handback, csrf: input.session.csrfToken, mayReconcile: input.mayDecide })}
       <section class="card" aria-labelledby="preview-h">
         <h2 id="preview-h">${p.status === 'pending' ? 'What you are approving' : 'What was reviewed'}</h2>
+        ${textWarning(hazards, 'This preview')}
         ${previewBody}
       </section>
       <section class="card" aria-labelledby="timeline-h">
@@ -192,7 +206,7 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
       </section>
     </div>
     <aside>
-      ${decisions(input)}
+      ${decisions(input, hazards)}
       ${facts(input)}
     </aside>
   </div>
