@@ -272,26 +272,8 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         input.seenDigest,
       );
     }
-    if (input.expectedSection !== undefined && input.expectedSection !== record.section) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'section_mismatch',
-        `the proposal belongs to section ${record.section ?? '(none)'}, not ${input.expectedSection ?? '(none)'}`,
-        input.seenDigest,
-      );
-    }
-    if (input.expectedResource !== undefined && input.expectedResource !== record.resource) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'resource_mismatch',
-        `the proposal acts on ${record.resource}, not ${input.expectedResource}`,
-        input.seenDigest,
-      );
-    }
+    const place = placeMismatch(input, record);
+    if (place) return refuse(t, record, approver, place.reason, place.message, input.seenDigest);
     if (input.seenDigest !== record.digest) {
       return refuse(
         t,
@@ -316,6 +298,26 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
     return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest, duties.editor);
   });
+}
+
+/** The section or resource the approver expected, when the proposal is somewhere else. */
+function placeMismatch(
+  input: ApproveInput,
+  record: ProposalRecord,
+): { readonly reason: 'section_mismatch' | 'resource_mismatch'; readonly message: string } | undefined {
+  if (input.expectedSection !== undefined && input.expectedSection !== record.section) {
+    return {
+      reason: 'section_mismatch',
+      message: `the proposal belongs to section ${record.section ?? '(none)'}, not ${input.expectedSection ?? '(none)'}`,
+    };
+  }
+  if (input.expectedResource !== undefined && input.expectedResource !== record.resource) {
+    return {
+      reason: 'resource_mismatch',
+      message: `the proposal acts on ${record.resource}, not ${input.expectedResource}`,
+    };
+  }
+  return undefined;
 }
 
 /** Marks a pending proposal expired (compare-and-set) and audits it. */

@@ -26,6 +26,11 @@ export interface AuthenticationConfig {
   /** Roles that may decide (default `['approver', 'admin']`). */
   readonly approverRoles?: readonly string[];
   /**
+   * Lets the operator who edited a proposal approve the new one, for every operation (default
+   * false: the proposer and the editor never approve). Each such approval is audited.
+   */
+  readonly allowEditorApproval?: boolean;
+  /**
    * Runs at every start, after the directory's tables exist: create your tenants, operators and
    * tokens here (idempotently: `ensureTenant`, `addOperator` answers `exists` for a known email).
    */

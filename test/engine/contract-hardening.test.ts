@@ -38,6 +38,18 @@ for (const { name, skip } of BACKENDS) {
         store = await backend.open();
         engine = await createEngine({ store, operations: demoOperations(world), clock, ...options });
       };
+      const proposeInPayables = async () => {
+        const r = await engine.propose({
+          operation: 'invoice.pay',
+          request: { invoice_id: 'inv-104' },
+          tenant: 'acme',
+          section: 'payables',
+          requestedBy: agent().id,
+          runId: 'run-1',
+        });
+        if (r.kind !== 'proposed') throw new Error(`expected proposed, got ${r.kind}`);
+        return r.proposal;
+      };
       const auditCount = async (proposalId: string) => (await engine.audit('acme', proposalId)).length;
 
       beforeEach(async () => {
@@ -248,15 +260,7 @@ for (const { name, skip } of BACKENDS) {
       it('the section is part of the contract: a changed section is corrupt_approval_record, sealed or not', async () => {
         for (const sealKey of [undefined, SEAL_KEY]) {
           await open(sealKey ? { sealKey } : {});
-          const r = await engine.propose({
-            operation: 'invoice.pay',
-            request: { invoice_id: 'inv-104' },
-            tenant: 'acme',
-            section: 'payables',
-            requestedBy: agent().id,
-            runId: 'run-1',
-          });
-          if (r.kind !== 'proposed') throw new Error(r.modelMessage);
+          const r = { proposal: await proposeInPayables() };
           await sql.run("UPDATE countersign_proposals SET section = 'treasury' WHERE id = ?", [
             r.proposal.id,
           ]);
@@ -272,15 +276,7 @@ for (const { name, skip } of BACKENDS) {
       });
 
       it('a record rewritten to claim stored format 1 (whose digest ignores the section) is refused', async () => {
-        const r = await engine.propose({
-          operation: 'invoice.pay',
-          request: { invoice_id: 'inv-104' },
-          tenant: 'acme',
-          section: 'payables',
-          requestedBy: agent().id,
-          runId: 'run-1',
-        });
-        if (r.kind !== 'proposed') throw new Error(r.modelMessage);
+        const r = { proposal: await proposeInPayables() };
         await sql.run(
           "UPDATE countersign_proposals SET format_version = 1, section = 'treasury' WHERE id = ?",
           [r.proposal.id],
@@ -295,15 +291,7 @@ for (const { name, skip } of BACKENDS) {
       });
 
       it('approve asserts the section and resource the approver expects', async () => {
-        const r = await engine.propose({
-          operation: 'invoice.pay',
-          request: { invoice_id: 'inv-104' },
-          tenant: 'acme',
-          section: 'payables',
-          requestedBy: agent().id,
-          runId: 'run-1',
-        });
-        if (r.kind !== 'proposed') throw new Error(r.modelMessage);
+        const r = { proposal: await proposeInPayables() };
         const base = {
           tenant: 'acme',
           proposalId: r.proposal.id,

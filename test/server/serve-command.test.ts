@@ -6,49 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import type { DemoCredentials } from '../../src/demo/index.js';
 import { tempDir } from '../support/engine.js';
+import { serve } from '../support/serve.js';
 import { TEST_PG_URL } from '../support/postgres.js';
 import { ConsoleClient } from './support/console-client.js';
-
-interface Running {
-  readonly url: string;
-  readonly stdout: string[];
-  readonly stderr: string[];
-  stop(): Promise<number>;
-}
-
-/** Runs `countersign serve …` in this process, as the binary would, until `stop()` aborts it (SIGTERM). */
-async function serve(args: string[]): Promise<Running> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const controller = new AbortController();
-  const exit = runCli(['serve', ...args], {
-    stdout: (t) => stdout.push(t),
-    stderr: (t) => stderr.push(t),
-    stdin: async () => '',
-    signal: controller.signal,
-  });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const ready = stdout.join('').match(/^ready (http:\/\/\S+)$/m);
-    if (ready) {
-      return {
-        url: ready[1]!,
-        stdout,
-        stderr,
-        stop: async () => {
-          controller.abort();
-          return exit;
-        },
-      };
-    }
-    const early = await Promise.race([
-      exit,
-      new Promise<undefined>((r) => setTimeout(() => r(undefined), 25)),
-    ]);
-    if (early !== undefined) throw new Error(`serve exited ${early}: ${stderr.join('')}`);
-    if (Date.now() > deadline) throw new Error('serve never printed ready');
-  }
-}
 
 let dir: string;
 let cleanup: () => void;

@@ -5,6 +5,7 @@ import { runCli } from '../../src/cli/run-cli.js';
 import type { DemoCredentials } from '../../src/demo/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
+import { serve } from '../support/serve.js';
 
 // Issue 10, hole 14: there was no command to revoke an agent or operator token. `countersign
 // token revoke` revokes one by id, by principal or from stdin; the running server then answers
@@ -35,29 +36,9 @@ async function asBearer(token: string) {
 }
 
 beforeAll(async () => {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const controller = new AbortController();
-  const exit = runCli(['serve', '--demo', '--db', db, '--port', '0'], {
-    stdout: (t) => stdout.push(t),
-    stderr: (t) => stderr.push(t),
-    stdin: async () => '',
-    signal: controller.signal,
-  });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const ready = /^ready (http:\/\/\S+)$/m.exec(stdout.join(''));
-    if (ready) {
-      url = ready[1]!;
-      break;
-    }
-    if (Date.now() > deadline) throw new Error(`serve never printed ready: ${stderr.join('')}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  stop = async () => {
-    controller.abort();
-    return exit;
-  };
+  const running = await serve(['--demo', '--db', db, '--port', '0']);
+  url = running.url;
+  stop = running.stop;
   credentials = JSON.parse(
     readFileSync(join(dir, 'countersign-demo-credentials.json'), 'utf8'),
   ) as DemoCredentials;

@@ -2,9 +2,9 @@ import { chmodSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakePaymentProvider } from '../../examples/index.js';
-import { runCli } from '../../src/cli/run-cli.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
+import { serve } from '../support/serve.js';
 
 // Issue 10, hole 14: database files were created 0644, so any local user could read proposals,
 // sessions and the audit trail. They are now created 0600, and SQLite gives -wal and -shm the
@@ -49,27 +49,13 @@ describe('SQLite files are private to their owner', () => {
 
   it('countersign serve --demo: database, -wal, -shm, and credentials are 0600', async () => {
     const db = join(dir, 'countersign.db');
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    const controller = new AbortController();
-    const exit = runCli(['serve', '--demo', '--db', db, '--port', '0'], {
-      stdout: (t) => stdout.push(t),
-      stderr: (t) => stderr.push(t),
-      stdin: async () => '',
-      signal: controller.signal,
-    });
-    const deadline = Date.now() + 20_000;
-    while (!/^ready /m.test(stdout.join(''))) {
-      if (Date.now() > deadline) throw new Error(`serve never printed ready: ${stderr.join('')}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    const running = await serve(['--demo', '--db', db, '--port', '0']);
     try {
       for (const file of [db, `${db}-wal`, `${db}-shm`, join(dir, 'countersign-demo-credentials.json')]) {
         expect(modeOf(file), file).toBe(0o600);
       }
     } finally {
-      controller.abort();
-      expect(await exit).toBe(0);
+      expect(await running.stop()).toBe(0);
     }
   });
 

@@ -38,7 +38,8 @@ connections, lets in-flight requests finish, and closes the database cleanly.
 
   --db FILE                the SQLite file (default ./countersign.db, created if missing)
   --store URL              a postgres:// URL instead of --db (several servers may share it)
-  --config FILE            an ES module exporting { operations, store?, authentication?, mcp? }
+  --config FILE            an ES module exporting { operations, store?, authentication?, mcp?,
+                           limits? } (limits: proposal quotas per agent and tenant, or false)
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
   --port N                 default 8787 (0 picks a free port)
@@ -103,6 +104,7 @@ sending it as a bearer token (the figures span every tenant).`,
       logger,
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
+      ...(auth.allowEditorApproval === true ? { allowEditorApproval: true } : {}),
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
     });
     const directory = new PrincipalDirectory(store, {

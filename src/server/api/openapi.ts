@@ -377,6 +377,10 @@ export function openApiDocument(): Record<string, unknown> {
             resource: { type: 'string' },
             section: { type: ['string', 'null'] },
             requestedBy: { type: 'string' },
+            editedBy: {
+              type: ['string', 'null'],
+              description: 'The operator whose edit produced this proposal; they do not approve it',
+            },
             scopeVersion: { type: 'integer' },
             viewVersion: { type: 'integer' },
             digest: {

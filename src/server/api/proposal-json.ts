@@ -15,6 +15,7 @@ export function proposalJson(
     resource: proposal.resource,
     section: proposal.section,
     requestedBy: proposal.requestedBy,
+    editedBy: proposal.editedBy,
     scopeVersion: proposal.scopeVersion,
     viewVersion: proposal.viewVersion,
     digest: proposal.digest,
