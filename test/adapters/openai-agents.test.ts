@@ -76,6 +76,32 @@ describe('countersign/openai-agents', () => {
     expect(h.executions()).toBe(1);
   });
 
+  it('under a standing grant tells the truth: approved and executed, never "waiting for approval"', async () => {
+    const granted = await h.engine.grant({
+      tenant: 'acme',
+      grantedBy: { id: 'user:admin@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] },
+      subject: 'agent:acme-assistant',
+      operations: ['invoice.pay'],
+      resource: 'invoice:inv-104',
+      constraints: { currency: { equals: 'USD' } },
+      cap: { uses: 1 },
+      expiresAt: h.clock.now() + 3_600_000,
+    });
+    expect(granted.kind).toBe('granted');
+    const turn = agentFor('run-grant', { 'Pay invoice inv-104': { calls: [pay('inv-104')] } });
+    const result = await turn.runner.run(turn.agent, 'Pay invoice inv-104');
+    const [proposal] = await h.proposals();
+    expect(proposal?.status).toBe('succeeded');
+    expect(h.executions()).toBe(1);
+    const toolOutput = result.newItems.find((i) => i.type === 'tool_call_output_item');
+    const text = toolOutput?.type === 'tool_call_output_item' ? String(toolOutput.output) : '';
+    expect(text).toContain('Status: approved by a standing grant; it was executed and succeeded.');
+    expect(text).not.toContain('waiting');
+    expect(result.finalOutput).toBe(
+      `Approved by a standing grant: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}); it was executed and succeeded.`,
+    );
+  });
+
   it('answers an extra key with invalid_request naming the field, stores nothing, and lets the model correct itself in the same run', async () => {
     const turn = agentFor('run-1', {
       'Pay invoice inv-104': { calls: [pay('inv-104', { amount_minor: 2_404_900 }), pay('inv-104')] },

@@ -2,11 +2,12 @@ import type { ToolToFinalOutputFunction } from '@openai/agents';
 import { isProposalTool } from './proposal-tools.js';
 
 const PROPOSED =
-  /^Proposal (prp_[0-9a-z]+) \(short hash ([0-9a-f]{12})\) created: (.*?)\. Status: waiting for approval/;
+  /^Proposal (prp_[0-9a-z]+) \(short hash ([0-9a-f]{12})\) created: (.*?)\. Status: (waiting for approval|approved by a standing grant; ([^.]*))/;
 
 /**
  * A `toolUseBehavior` that ends the run as soon as a proposing tool created a proposal: the final
- * output lists what now waits for a human (summary, proposal id, short hash), and no further model
+ * output lists what now waits for a human (summary, proposal id, short hash) — or, when a standing
+ * grant approved it inside the call, what its execution came to — and no further model
  * call is spent paraphrasing it. When every proposing call was refused (`invalid_request`), the
  * run goes on so the model can correct its request within the same run.
  *
@@ -23,8 +24,13 @@ export const stopAtProposal: ToolToFinalOutputFunction = (_context, toolResults)
     )
       continue;
     const match = PROPOSED.exec(result.output);
-    if (match)
-      lines.push(`Waiting for approval: ${match[3]} (proposal ${match[1]}, short hash ${match[2]}).`);
+    if (!match) continue;
+    // Under a standing grant the call already executed: the final output says what happened.
+    lines.push(
+      match[5] !== undefined
+        ? `Approved by a standing grant: ${match[3]} (proposal ${match[1]}, short hash ${match[2]}); ${match[5]}.`
+        : `Waiting for approval: ${match[3]} (proposal ${match[1]}, short hash ${match[2]}).`,
+    );
   }
   if (lines.length === 0) return { isFinalOutput: false, isInterrupted: undefined };
   return { isFinalOutput: true, isInterrupted: undefined, finalOutput: lines.join('\n') };

@@ -43,11 +43,27 @@ export function summaryOf(proposal: Pick<Proposal, 'preview' | 'operation'>): st
   return line.length > MAX_SUMMARY ? `${line.slice(0, MAX_SUMMARY - 1)}…` : line;
 }
 
-/** The model-facing text of a new pending proposal: id, short hash, summary, and that it waits for a human. */
+/** What a proposal a standing grant approved within the tool call came to, in words the model may read. */
+const GRANTED: Partial<Record<Proposal['status'], string>> = {
+  executing: 'it is executing now',
+  succeeded: 'it was executed and succeeded',
+  needs_reconciliation: 'the provider did not confirm it; it is being reconciled and must not be retried',
+  revision_required: 'it was not executed because a fact changed; a new proposal is needed',
+  terminal_failure: 'it failed and will not be retried',
+};
+
+/**
+ * The model-facing text of a new proposal: id, short hash, summary, and its true status — waiting
+ * for a human, or (when a standing grant approved it inside the call) what its execution came to.
+ */
 export function proposedText(proposal: Proposal): string {
+  const head = `Proposal ${proposal.id} (short hash ${proposal.short}) created: ${summaryOf(proposal)}. `;
+  const granted = proposal.approvalKind === 'grant' ? GRANTED[proposal.status] : undefined;
+  if (granted) {
+    return `${head}Status: approved by a standing grant; ${granted}. Do not propose it again.`;
+  }
   return (
-    `Proposal ${proposal.id} (short hash ${proposal.short}) created: ${summaryOf(proposal)}. ` +
-    'Status: waiting for approval by a human; nothing has been executed. ' +
+    `${head}Status: waiting for approval by a human; nothing has been executed. ` +
     'Do not propose it again: the application executes it after approval and reports the outcome in a later turn.'
   );
 }
