@@ -17,11 +17,12 @@ import { ProposalTool } from './proposal-tool.js';
  * startup serves every run.
  *
  * @example
- * const tools = proposalTools(engine, { tenant: 'acme', resource: 'section:payables', runId, agent: 'agent:acme-assistant' });
+ * const tools = proposalTools(engine, { tenant: 'acme', resource: 'invoice:*', runId, agent: 'agent:acme-assistant' });
  * const graph = createReactAgent({ llm: model, tools });
  * // or once at startup, bound per invocation:
- * const shared = proposalTools(engine, (config) => ({ tenant: 'acme', resource: 'section:payables',
- *   runId: String(config.configurable?.['run_id']), agent: 'agent:acme-assistant' }));
+ * // (never String(…) the run id: a missing one must stay missing and fail closed)
+ * const shared = proposalTools(engine, (config) => ({ tenant: 'acme', resource: 'invoice:*',
+ *   runId: config.configurable?.['run_id'], agent: 'agent:acme-assistant' }));
  */
 export function proposalTools(
   engine: Engine,
