@@ -37,7 +37,7 @@ export function isProposalTool(candidate: { readonly name: string }): boolean {
  * const agent = new Agent({
  *   name: 'Payables assistant',
  *   instructions: 'Help with supplier invoices.',
- *   tools: proposalTools(engine, { tenant: 'acme', resource: 'section:payables', runId, agent: 'agent:acme-assistant' }),
+ *   tools: proposalTools(engine, { tenant: 'acme', resource: 'invoice:*', runId, agent: 'agent:acme-assistant' }),
  *   toolUseBehavior: stopAtProposal,
  * });
  * const result = await run(agent, 'Pay invoice inv-104');
