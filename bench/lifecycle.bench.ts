@@ -143,11 +143,12 @@ async function floorRound(round: number): Promise<{ wall: number; cpu: number }>
     insertP.run(
       'acme',
       id,
-      1,
+      2,
       'run-bench',
       null,
       `t-${i}`,
       'agent:bench',
+      null,
       'bench.noop',
       1,
       1,
