@@ -227,7 +227,7 @@ async function openaiFlows(engine: Engine, engineDb: Db): Promise<Flow[]> {
     instructions: 'Pay supplier invoices.',
     tools: oaProposalTools(engine, (context: { runId: string }) => ({
       tenant: 'acme',
-      resource: 'section:payables',
+      resource: 'invoice:*',
       runId: context.runId,
       agent: 'agent:acme-assistant',
     })),
@@ -415,7 +415,7 @@ async function langgraphFlows(engine: Engine, engineDb: Db): Promise<Flow[]> {
     .compile();
   const countersignTools = lgProposalTools(engine, (config) => ({
     tenant: 'acme',
-    resource: 'section:payables',
+    resource: 'invoice:*',
     runId: String(config.configurable?.['run_id'] ?? ''),
     agent: 'agent:acme-assistant',
   }));
@@ -550,7 +550,7 @@ const engineAlone: Flow = {
       operation: 'invoice.pay',
       request: { invoice_id },
       tenant: 'acme',
-      resource: 'section:payables',
+      resource: 'invoice:*',
       requestedBy: 'agent:acme-assistant',
       runId,
     });
