@@ -65,7 +65,7 @@ export class HttpProblem extends CountersignError {
 }
 
 /**
- * The status of a lifecycle refusal: `invalid_request` 422, `run_id_missing` and `invalid_digest`
+ * The status of a lifecycle refusal: `invalid_request` and `invalid_digest` 422, `run_id_missing`
  * 400, `not_found` 404, `forbidden` and `separation_of_duties` 403, `rate_limited` 429, every other
  * refusal (`stale_view`, `expired`, `declined`, `superseded`, `replayed`, `section_mismatch`,
  * `resource_mismatch`, …) 409.
@@ -82,7 +82,7 @@ export function refusalStatus(reason: DenialReason): ProblemStatus {
     case 'separation_of_duties':
       return 403;
     case 'invalid_digest':
-      return 400;
+      return 422;
     case 'rate_limited':
       return 429;
     default:

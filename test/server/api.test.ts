@@ -222,14 +222,17 @@ describe('deciding', () => {
     expect((await h.engine.get('acme', proposed.id))?.status).toBe('pending');
   });
 
-  it('refuses a short hash instead of the full digest with 422 invalid_request', async () => {
+  it('refuses a short hash instead of the full digest with 422 invalid_digest, writing nothing', async () => {
     const proposed = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
-    const r = await call(h, 'POST', `/api/v1/proposals/${proposed.id}/approve`, {
-      token: h.tenants.acme.operators.approver.token,
-      body: { seenDigest: proposed.short },
-    });
-    expect(r.status).toBe(422);
-    expect(r.body['reason']).toBe('invalid_request');
+    const before = (await h.engine.audit('acme', proposed.id)).length;
+    for (const seenDigest of [proposed.short, proposed.digest.toUpperCase(), `${proposed.digest} `]) {
+      const r = await call(h, 'POST', `/api/v1/proposals/${proposed.id}/approve`, {
+        token: h.tenants.acme.operators.approver.token,
+        body: { seenDigest },
+      });
+      expect([r.status, r.body['reason']]).toEqual([422, 'invalid_digest']);
+    }
+    expect((await h.engine.audit('acme', proposed.id)).length).toBe(before);
   });
 
   it('refuses a link of another run with 409 run_mismatch', async () => {
