@@ -60,6 +60,12 @@ export interface RateLimited {
 }
 
 const WINDOW_MS = 60_000;
+
+/** `atMost` for a level's counts: one past its larger limit, or none when a limit is lifted (Infinity). */
+function countCap(limit: ProposalLimit): { readonly atMost?: number } {
+  const largest = Math.max(limit.pending, limit.proposalsPerMinute);
+  return Number.isSafeInteger(largest) ? { atMost: largest + 1 } : {};
+}
 // A pending slot frees when a human decides or the proposal expires; neither has a date, so the
 // model is told to come back after a minute rather than poll.
 const PENDING_RETRY_MS = 60_000;
@@ -217,6 +223,8 @@ export function proposalQuota(deps: {
                 ...(l.level === 'agent' ? { requestedBy } : {}),
                 // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
                 createdSince: now - WINDOW_MS + 1,
+                // Knowing a limit is passed is enough: the count never costs more than the limit.
+                ...countCap(l.limit),
               }),
             ),
           ),

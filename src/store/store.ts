@@ -28,13 +28,18 @@ export interface ProposalCountQuery {
   readonly requestedBy?: string;
   /** Also count the proposals (of any status) created at or after this time. */
   readonly createdSince: number;
+  /**
+   * Stop counting at this many: each count is at most `atMost`. A quota only needs to know whether
+   * a limit is passed, so its cost stays bounded by the limit, not by the rows stored.
+   */
+  readonly atMost?: number;
 }
 
 /** What {@link StoreTransaction.countProposals} found: the figures proposal quotas are checked against. */
 export interface ProposalCounts {
-  /** Proposals still `pending` (awaiting a decision). */
+  /** Proposals still `pending` (awaiting a decision), at most `atMost`. */
   readonly pending: number;
-  /** Proposals of any status created at or after `createdSince`. */
+  /** Proposals of any status created at or after `createdSince`, at most `atMost`. */
   readonly created: number;
   /** The earliest `createdAt` among those, or null when there are none. */
   readonly oldestCreatedAt: number | null;

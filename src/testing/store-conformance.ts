@@ -355,6 +355,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
           await store.read((tx) => tx.countProposals('acme', { requestedBy: 'agent:c', createdSince: 0 })),
           { pending: 0, created: 0, oldestCreatedAt: null },
         );
+        assert.deepEqual(
+          await store.read((tx) => tx.countProposals('acme', { createdSince: 0, atMost: 2 })),
+          { pending: 2, created: 2, oldestCreatedAt: 100 },
+          'each count stops at atMost; the oldest is still the oldest',
+        );
         await store.transaction((tx) =>
           tx.updateProposal('acme', records[0]!.id, { status: 'pending' }, { status: 'declined' }),
         );
