@@ -4,13 +4,14 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 import { html } from 'hono/html';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Engine } from '../../engine/create-engine.js';
-import type { Clock } from '../../engine/engine-context.js';
+import { type Clock, type Logger, silentLogger } from '../../engine/engine-context.js';
 import type { Proposal } from '../../engine/proposal.js';
 import type { Actor } from '../../operation/actor.js';
 import type { DenialReason } from '../../operation/reasons.js';
 import { FINAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
-import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
+import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
+import type { OidcRelyingParty } from '../auth/oidc.js';
 import { clearSessionCookie, writeSessionCookie } from '../auth/session-cookie.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
 import { handbackText } from '../handback-text.js';
@@ -23,10 +24,11 @@ import { editFields, formChanges } from './edit-fields.js';
 import { type FlashKind, takeFlash, writeFlash } from './flash.js';
 import { readDeviceCookie, writeDeviceCookie } from './device-cookie.js';
 import { loginToken, readLoginToken } from './login-token.js';
+import { takeOidcCookie, writeOidcCookie } from './oidc-cookie.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
 import { inboxPage } from './pages/inbox-page.js';
-import { loginPage } from './pages/login-page.js';
+import { loginPage, signedInPage } from './pages/login-page.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
 import { userText } from './render-text.js';
 import { STYLESHEET } from './stylesheet.js';
@@ -41,6 +43,12 @@ export interface ConsoleDependencies {
   readonly clock: Clock;
   /** The absolute session lifetime, for the cookie's Max-Age. */
   readonly sessionMaxAgeSeconds: number;
+  /** Single sign-on through an OpenID provider, when configured. */
+  readonly oidc?: OidcRelyingParty | undefined;
+  /** Whether operators may sign in with a password (default true). */
+  readonly passwordSignIn?: boolean | undefined;
+  /** Where SSO refusals and sign-ins are logged (never with a token). */
+  readonly logger?: Logger | undefined;
 }
 
 const HISTORY: readonly ProposalStatus[] = [...FINAL_STATUSES, 'needs_reconciliation', 'executing'];
@@ -152,7 +160,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   const page = (
     c: Context<AppEnv>,
     body: HtmlEscapedString,
-    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 = 200,
+    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
   ) => {
     c.header('Cache-Control', 'no-store');
     return c.html(body, status);
@@ -290,6 +298,10 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     return c.body(STYLESHEET.css, 200, { 'Content-Type': 'text/css; charset=utf-8' });
   });
 
+  const { oidc, logger = silentLogger } = deps;
+  const passwordSignIn = deps.passwordSignIn !== false;
+  const signInOptions = { sso: oidc !== undefined, password: passwordSignIn };
+
   app.get('/login', (c) => {
     if (sessionOf(c)) return c.redirect('/', 303);
     const next = c.req.query('next');
@@ -298,13 +310,120 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       loginPage({
         nonce: nonce(c),
         csrf: loginToken(c, publicUrl),
+        ...signInOptions,
         ...(next ? { next: safeNext(next) } : {}),
       }),
     );
   });
 
+  const callbackPath = '/login/oidc/callback';
+  const ssoRefused = (
+    c: Context<AppEnv>,
+    reason: 'forbidden' | 'invalid_state' | 'sso_failed',
+    error: string,
+    detail: Record<string, unknown>,
+    status: 401 | 403 | 502 = 403,
+  ) => {
+    logger.warn({ reason, ...detail }, 'sso sign-in refused');
+    return page(
+      c,
+      loginPage({ nonce: nonce(c), csrf: loginToken(c, publicUrl), ...signInOptions, error, reason }),
+      status,
+    );
+  };
+
+  // Starts single sign-on: a new transaction (state, nonce, PKCE verifier) in this browser's
+  // cookie, then off to the provider.
+  app.get('/login/oidc', async (c) => {
+    if (!oidc) throw new HttpProblem(404, 'not_found', 'single sign-on is not configured');
+    const redirectUri = `${expectedOrigin(c, publicUrl)}${callbackPath}`;
+    let started: Awaited<ReturnType<OidcRelyingParty['start']>>;
+    try {
+      started = await oidc.start(redirectUri, safeNext(c.req.query('next')), clock.now());
+    } catch (error) {
+      return ssoRefused(
+        c,
+        'sso_failed',
+        'The identity provider cannot be reached. Try again later.',
+        { error: error instanceof Error ? error.name : 'unknown' },
+        502,
+      );
+    }
+    writeOidcCookie(c, publicUrl, started.transaction);
+    c.header('Cache-Control', 'no-store');
+    return c.redirect(started.url.href, 302);
+  });
+
+  // The provider sends the browser back here. The transaction cookie is cleared whatever the
+  // outcome; openid-client checks state, redeems the code with the PKCE verifier and validates
+  // the ID token (issuer, audience, signature, expiry, nonce); the claims then name a tenant the
+  // directory knows and at least one console role, or nobody signs in.
+  app.get(callbackPath, async (c) => {
+    if (!oidc) throw new HttpProblem(404, 'not_found', 'single sign-on is not configured');
+    const transaction = takeOidcCookie(c, publicUrl, clock.now());
+    if (!transaction)
+      return ssoRefused(
+        c,
+        'invalid_state',
+        'This sign-in expired or was started in another browser. Sign in again.',
+        { detail: 'no sign-in transaction in this browser' },
+      );
+    const origin = expectedOrigin(c, publicUrl);
+    const callbackUrl = new URL(`${callbackPath}${new URL(c.req.url).search}`, origin);
+    const result = await oidc.finish(callbackUrl, `${origin}${callbackPath}`, transaction);
+    if (result.kind === 'refused')
+      return ssoRefused(
+        c,
+        result.reason,
+        result.reason === 'invalid_state'
+          ? 'This sign-in does not belong to this browser. Sign in again.'
+          : 'The identity provider did not confirm this sign-in.',
+        { detail: result.detail },
+        result.reason === 'invalid_state' ? 403 : 401,
+      );
+    const { identity } = result;
+    const who = { issuer: identity.issuer, subject: identity.subject, tenant: identity.tenant ?? null };
+    if (identity.tenant === undefined)
+      return ssoRefused(c, 'forbidden', 'Your account names no tenant of this console.', {
+        ...who,
+        detail: 'no tenant claim',
+      });
+    if (identity.roles.length === 0)
+      return ssoRefused(c, 'forbidden', 'Your account has no role in this console.', {
+        ...who,
+        detail: 'no console role in the claims',
+      });
+    const signedIn = await directory.signInWithProvider({
+      issuer: identity.issuer,
+      subject: identity.subject,
+      email: identity.email,
+      tenant: identity.tenant,
+      roles: identity.roles,
+      previousSessionId: sessionOf(c)?.sessionId,
+    });
+    if (signedIn.kind !== 'signed_in') {
+      const errors = {
+        unknown_tenant: 'Your account names a tenant this console does not know.',
+        email_taken: 'Your email belongs to another operator of this console.',
+        disabled: 'Your operator account is disabled.',
+        invalid_roles: 'Your account has no role in this console.',
+      } as const;
+      return ssoRefused(c, 'forbidden', errors[signedIn.kind], { ...who, detail: signedIn.kind });
+    }
+    logger.info(
+      { ...who, operator: signedIn.session.actor.id, provisioned: signedIn.provisioned },
+      'sso sign-in',
+    );
+    writeSessionCookie(c, publicUrl, signedIn.sessionId, deps.sessionMaxAgeSeconds);
+    // A page, not a redirect: the provider's cross-site redirect started this navigation, and the
+    // SameSite=Strict session cookie goes only with a navigation this origin starts.
+    return page(c, signedInPage({ nonce: nonce(c), next: transaction.next }));
+  });
+
   app.post('/login', async (c) => {
     assertSameOrigin(c, publicUrl);
+    if (!passwordSignIn)
+      throw new HttpProblem(403, 'forbidden', 'password sign-in is turned off; sign in with SSO');
     const form = await readFormBody(c);
     const email = form.get('email') ?? '';
     const next = safeNext(form.get('next'));
@@ -314,6 +433,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         loginPage({
           nonce: nonce(c),
           csrf: loginToken(c, publicUrl),
+          ...signInOptions,
           email: email.slice(0, 320),
           error,
           next,
@@ -350,6 +470,16 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const request = await changing(c, () => false);
     if (request.kind === 'signed_in') await directory.endSession(request.sessionId);
     clearSessionCookie(c, publicUrl);
+    // RP-initiated logout: an operator who signed in through the provider leaves it too.
+    if (oidc && request.kind === 'signed_in') {
+      const { email } = request.session;
+      const leave = async () =>
+        (await directory.isProviderOperator(email, await oidc.issuer()))
+          ? oidc.logoutUrl(`${expectedOrigin(c, publicUrl)}/login`)
+          : undefined;
+      const away = await leave().catch(() => undefined);
+      if (away) return c.redirect(away.href, 303);
+    }
     return c.redirect('/login', 303);
   });
 
