@@ -28,7 +28,7 @@ import { takeOidcCookie, writeOidcCookie } from './oidc-cookie.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
 import { inboxPage } from './pages/inbox-page.js';
-import { loginPage, signedInPage } from './pages/login-page.js';
+import { loginPage, movingOnPage } from './pages/login-page.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
 import { userText } from './render-text.js';
 import { STYLESHEET } from './stylesheet.js';
@@ -417,7 +417,15 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     writeSessionCookie(c, publicUrl, signedIn.sessionId, deps.sessionMaxAgeSeconds);
     // A page, not a redirect: the provider's cross-site redirect started this navigation, and the
     // SameSite=Strict session cookie goes only with a navigation this origin starts.
-    return page(c, signedInPage({ nonce: nonce(c), next: transaction.next }));
+    return page(
+      c,
+      movingOnPage({
+        nonce: nonce(c),
+        title: 'Signed in',
+        href: transaction.next,
+        link: 'Continue to the console',
+      }),
+    );
   });
 
   app.post('/login', async (c) => {
@@ -478,7 +486,16 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           ? oidc.logoutUrl(`${expectedOrigin(c, publicUrl)}/login`)
           : undefined;
       const away = await leave().catch(() => undefined);
-      if (away) return c.redirect(away.href, 303);
+      if (away)
+        return page(
+          c,
+          movingOnPage({
+            nonce: nonce(c),
+            title: 'Signed out',
+            href: away.href,
+            link: 'Sign out at your identity provider',
+          }),
+        );
     }
     return c.redirect('/login', 303);
   });

@@ -45,21 +45,29 @@ export function loginPage(input: {
 }
 
 /**
- * What single sign-on answers once the session exists: a page that moves on to `next` by itself
- * (meta refresh, and a link), so the next request is a navigation this origin starts and carries
- * the SameSite=Strict session cookie. `next` is a path the console checked.
+ * A page that moves on to `href` by itself (meta refresh, and a link for the rare browser that
+ * does not follow it). Single sign-on answers with it where a redirect would not do: after the
+ * callback, so the next request is a navigation this origin starts and carries the
+ * SameSite=Strict session cookie; and after sign-out, since the CSP's `form-action 'self'`
+ * forbids a form post to redirect to the provider. `href` is a path the console checked or the
+ * provider's end-session URL.
  */
-export function signedInPage(input: { readonly nonce: string; readonly next: string }): HtmlEscapedString {
+export function movingOnPage(input: {
+  readonly nonce: string;
+  readonly title: string;
+  readonly href: string;
+  readonly link: string;
+}): HtmlEscapedString {
   const body = html`<main id="main" class="login-wrap">
   <div class="login card">
-    <h1>Signed in</h1>
-    <p><a id="continue" href="${input.next}">Continue to the console</a></p>
+    <h1>${input.title}</h1>
+    <p><a id="continue" href="${input.href}">${input.link}</a></p>
   </div>
 </main>` as HtmlEscapedString;
   return layout({
-    title: 'Signed in',
+    title: input.title,
     nonce: input.nonce,
     body,
-    head: html`<meta http-equiv="refresh" content="0;url=${input.next}">` as HtmlEscapedString,
+    head: html`<meta http-equiv="refresh" content="0;url=${input.href}">` as HtmlEscapedString,
   });
 }
