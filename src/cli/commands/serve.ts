@@ -87,6 +87,9 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
+    // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
+    const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
     const db = resolve(dbOption ?? 'countersign.db');
     const target = storeUrl ?? (config?.store ? undefined : db);
     const store: Store = config?.store ?? (await openStore(target ?? db));
@@ -99,8 +102,6 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
     }
     const auth: AuthenticationConfig = config?.authentication ?? {};
-    // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables.
-    const oidc = auth.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
     const metricsToken = process.env['COUNTERSIGN_METRICS_TOKEN'];
     const metrics = metricsToken ? createLifecycleMetrics() : undefined;

@@ -7,6 +7,8 @@ export interface TestAccount {
   readonly email: string;
   readonly tenant?: string;
   readonly roles?: readonly string[];
+  /** More claims of the ID token (e.g. `org`, `groups`, for other claim names). */
+  readonly extra?: Readonly<Record<string, unknown>>;
 }
 
 /** A real OpenID provider (oidc-provider) on http://localhost (a site apart from the console's 127.0.0.1). */
@@ -99,10 +101,15 @@ export async function startTestProvider(): Promise<TestProvider> {
               email_verified: true,
               ...(account.tenant !== undefined ? { tenant: account.tenant } : {}),
               ...(account.roles !== undefined ? { roles: account.roles } : {}),
+              ...(account.extra ?? {}),
             }),
           };
         },
-        claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['tenant', 'roles'] },
+        claims: {
+          openid: ['sub'],
+          email: ['email', 'email_verified'],
+          profile: ['tenant', 'roles', 'org', 'groups'],
+        },
         // Custom claims in the ID token itself, as Okta and Entra put group and role claims there.
         conformIdTokenClaims: false,
         pkce: { required: () => true },
