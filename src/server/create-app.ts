@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
+import { ConfigurationError } from '../canonical/errors.js';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
 import type { Engine } from '../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
@@ -68,6 +69,10 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
   const publicUrl = options.publicUrl ? new URL(options.publicUrl) : undefined;
   const approverRoles = options.approverRoles ?? options.engine.approverRoles;
   const oidc = options.oidc ? new OidcRelyingParty(options.oidc, approverRoles) : undefined;
+  if (options.passwordSignIn === false && !oidc)
+    throw new ConfigurationError(
+      'password sign-in is turned off: configure authentication.oidc, or nobody signs in',
+    );
   const app = new Hono<AppEnv>();
   app.onError(errorHandler(logger));
   app.notFound(notFoundHandler);

@@ -185,6 +185,37 @@ describe('console single sign-on against a real OpenID provider', () => {
     expect(String(refusals().at(-1)?.['detail'])).toContain('invalid_grant');
   });
 
+  it('refuses a callback whose issuer was swapped (mix-up): sso_failed', async () => {
+    const browser = new CookieBrowser();
+    const callback = new URL(await authorizeAt(browser, h.url, provider, 'ada'));
+    expect(callback.searchParams.get('iss')).toBe(provider.issuer);
+    callback.searchParams.set('iss', 'https://idp.attacker.example');
+    const refused = await browser.request(callback.href);
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.html)).toBe('sso_failed');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('shows the provider’s refusal (access_denied) as sso_failed', async () => {
+    const browser = new CookieBrowser();
+    const callback = new URL(await authorizeAt(browser, h.url, provider, 'nobody'));
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    const refused = await browser.request(callback.href);
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.html)).toBe('sso_failed');
+    expect(String(refusals().at(-1)?.['detail'])).toContain('access_denied');
+  });
+
+  it('refuses a sign-in that took longer than ten minutes: invalid_state', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    h.clock.advance(10 * 60_000 + 1);
+    const refused = await browser.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
   it('logout ends the session and sends the browser to the provider’s end_session_endpoint', async () => {
     const browser = new CookieBrowser();
     await browser.request(await authorizeAt(browser, h.url, provider, 'ada'));
@@ -315,6 +346,9 @@ describe('OIDC configuration', () => {
           oidc: { issuer: 'http://idp.example.com', clientId: 'countersign' },
         }),
       ).toThrow(/must be https/);
+      expect(() =>
+        createCountersignApp({ engine: h.engine, directory: h.directory, passwordSignIn: false }),
+      ).toThrow(ConfigurationError);
     } finally {
       await h.close();
     }

@@ -422,7 +422,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       movingOnPage({
         nonce: nonce(c),
         title: 'Signed in',
-        href: transaction.next,
+        href: safeNext(transaction.next),
         link: 'Continue to the console',
       }),
     );
