@@ -1,11 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
+import { ConfigurationError } from '../canonical/errors.js';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
 import type { Engine } from '../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
 import { apiRoutes } from './api/api-routes.js';
 import type { AppEnv } from './app-env.js';
 import { authenticate } from './auth/authenticate.js';
+import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
@@ -37,6 +39,10 @@ export interface CountersignAppOptions {
   readonly clock?: Clock;
   /** The absolute session lifetime in ms, for the cookie's Max-Age (default 12 hours). */
   readonly sessionAbsoluteMs?: number;
+  /** Console single sign-on through an OpenID provider (checked here: https unless on loopback). */
+  readonly oidc?: OidcConfig;
+  /** Whether operators may sign in with a password (default true; false refuses POST /login). */
+  readonly passwordSignIn?: boolean;
   /** Mounts extra routes (the MCP endpoint) on the app before the console. */
   readonly mcp?: (app: Hono<AppEnv>, ctx: AppExtensionContext) => void;
   /**
@@ -61,6 +67,12 @@ export interface CountersignAppOptions {
 export function createCountersignApp(options: CountersignAppOptions): Hono<AppEnv> {
   const logger = options.logger ?? silentLogger;
   const publicUrl = options.publicUrl ? new URL(options.publicUrl) : undefined;
+  const approverRoles = options.approverRoles ?? options.engine.approverRoles;
+  const oidc = options.oidc ? new OidcRelyingParty(options.oidc, approverRoles) : undefined;
+  if (options.passwordSignIn === false && !oidc)
+    throw new ConfigurationError(
+      'password sign-in is turned off: configure authentication.oidc, or nobody signs in',
+    );
   const app = new Hono<AppEnv>();
   app.onError(errorHandler(logger));
   app.notFound(notFoundHandler);
@@ -129,9 +141,12 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
       engine: options.engine,
       directory: options.directory,
       publicUrl,
-      approverRoles: options.approverRoles ?? options.engine.approverRoles,
+      approverRoles,
       clock: options.clock ?? { now: () => Date.now() },
       sessionMaxAgeSeconds: Math.floor((options.sessionAbsoluteMs ?? 12 * 3_600_000) / 1000),
+      oidc,
+      passwordSignIn: options.passwordSignIn,
+      logger,
     }),
   );
   return app;

@@ -13,6 +13,8 @@ export const SERVER_REASONS = [
   'cross_site_request',
   'rate_limited',
   'body_too_large',
+  'invalid_state',
+  'sso_failed',
   'internal_error',
 ] as const;
 

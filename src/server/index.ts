@@ -14,6 +14,7 @@ export {
   normalizeEmail,
   type OperatorInfo,
   PrincipalDirectory,
+  type ProviderSignInResult,
   type TrustedDevice,
 } from './directory/principal-directory.js';
 export { hashPassword, verifyPassword } from './directory/password.js';
@@ -27,5 +28,10 @@ export {
   type ServerReason,
 } from './http-problem.js';
 export { openApiDocument } from './api/openapi.js';
+export {
+  checkOidcConfig,
+  type OidcClaims,
+  type OidcConfig,
+} from './auth/oidc.js';
 export { type AuthenticationConfig, loadServeConfig, type ServeConfig } from './serve-config.js';
 export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';

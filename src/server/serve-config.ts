@@ -6,6 +6,7 @@ import type { ProposalLimitsOption } from '../engine/proposal-quota.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
+import { checkOidcConfig, type OidcConfig } from './auth/oidc.js';
 
 /** How `countersign serve` authenticates operators and agents. Every field is optional. */
 export interface AuthenticationConfig {
@@ -30,6 +31,13 @@ export interface AuthenticationConfig {
    * false: the proposer and the editor never approve). Each such approval is audited.
    */
   readonly allowEditorApproval?: boolean;
+  /**
+   * Console single sign-on through an OpenID provider: "Sign in with SSO" on the login page,
+   * operators provisioned at their first sign-in with the tenant and roles their claims map to.
+   */
+  readonly oidc?: OidcConfig;
+  /** Whether operators may sign in with a password (default true; false refuses POST /login). */
+  readonly password?: boolean;
   /**
    * Runs at every start, after the directory's tables exist: create your tenants, operators and
    * tokens here (idempotently: `ensureTenant`, `addOperator` answers `exists` for a known email).
@@ -126,6 +134,12 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const authentication = exported['authentication'];
   if (authentication !== undefined && !isRecord(authentication))
     throw new ConfigurationError(`--config ${file}: "authentication" must be an object`);
+  const oidc = isRecord(authentication) ? authentication['oidc'] : undefined;
+  if (oidc !== undefined) {
+    if (!isRecord(oidc))
+      throw new ConfigurationError(`--config ${file}: "authentication.oidc" must be an object`);
+    checkOidcConfig(oidc as unknown as OidcConfig);
+  }
   const mcp = exported['mcp'];
   if (mcp !== undefined) {
     if (!isRecord(mcp)) throw new ConfigurationError(`--config ${file}: "mcp" must be an object`);

@@ -58,6 +58,85 @@ const BACKENDS: readonly Backend[] = [
 
 for (const backend of BACKENDS) {
   describe(`PrincipalDirectory on ${backend.name}`, () => {
+    it('signs in identity-provider operators: provisioned once, roles from every sign-in, no takeover, no password', async () => {
+      const stores = await backend.open();
+      try {
+        const clock = new ManualClock();
+        const one = new PrincipalDirectory(stores.a, { clock });
+        const two = new PrincipalDirectory(stores.b, { clock });
+        await one.migrate();
+        await one.ensureTenant('acme');
+        await one.ensureTenant('globex');
+        await one.addOperator({
+          tenant: 'acme',
+          email: 'pw@acme.test',
+          password: 'correct horse battery',
+          roles: ['admin'],
+        });
+        const issuer = 'https://idp.example.com';
+        const ada = {
+          issuer,
+          subject: 'sub-ada',
+          email: 'Ada@Acme.test',
+          tenant: 'acme',
+          roles: ['approver'],
+        };
+        // The same first sign-in twice at once (two servers on PostgreSQL; one SQLite store, as a
+        // second connection in this process would block the event loop): one operator, one identity.
+        const other = backend.name.startsWith('SQLite') ? one : two;
+        const [a, b] = await Promise.all([one.signInWithProvider(ada), other.signInWithProvider(ada)]);
+        const kinds = [a.kind, b.kind].sort();
+        expect(kinds[1]).toBe('signed_in');
+        expect(['email_taken', 'signed_in']).toContain(kinds[0]);
+        expect([a, b].filter((r) => r.kind === 'signed_in' && r.provisioned)).toHaveLength(1);
+        expect(await one.operators('acme')).toContainEqual({
+          email: 'ada@acme.test',
+          tenant: 'acme',
+          roles: ['approver'],
+        });
+        const again = await two.signInWithProvider({ ...ada, email: 'other@acme.test', roles: ['viewer'] });
+        expect(again).toMatchObject({
+          kind: 'signed_in',
+          provisioned: false,
+          session: { email: 'ada@acme.test' },
+        });
+        expect(again.kind === 'signed_in' && again.session.actor.roles).toEqual(['viewer']);
+        expect(await one.isProviderOperator('ada@acme.test', issuer)).toBe(true);
+        expect(await one.isProviderOperator('pw@acme.test', issuer)).toBe(false);
+        // No password signs a provider operator in.
+        for (const password of ['', 'oidc'])
+          expect((await one.login({ email: 'ada@acme.test', password, client: 'x' })).kind).toBe(
+            'invalid_credentials',
+          );
+        expect(
+          await one.signInWithProvider({
+            ...ada,
+            subject: 'sub-pw',
+            email: 'pw@acme.test',
+            roles: ['admin'],
+          }),
+        ).toEqual({ kind: 'email_taken' });
+        expect(await one.operators('acme')).toContainEqual({
+          email: 'pw@acme.test',
+          tenant: 'acme',
+          roles: ['admin'],
+        });
+        expect(
+          await one.signInWithProvider({
+            ...ada,
+            subject: 'sub-x',
+            email: 'x@initech.test',
+            tenant: 'initech',
+          }),
+        ).toEqual({
+          kind: 'unknown_tenant',
+        });
+        expect(await one.signInWithProvider({ ...ada, roles: [] })).toEqual({ kind: 'invalid_roles' });
+      } finally {
+        await stores.close();
+      }
+    });
+
     it('shares tenants, operators, tokens and sessions between two servers on one database', async () => {
       const stores = await backend.open();
       try {

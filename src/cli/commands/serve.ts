@@ -7,6 +7,7 @@ import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
+import { oidcFromEnvironment } from '../../server/auth/oidc.js';
 import { createCountersignApp } from '../../server/create-app.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
@@ -52,7 +53,10 @@ connections, lets in-flight requests finish, and closes the database cleanly.
   --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
 
 Environment: COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
-sending it as a bearer token (the figures span every tenant).`,
+sending it as a bearer token (the figures span every tenant).
+With --demo, COUNTERSIGN_OIDC_ISSUER, COUNTERSIGN_OIDC_CLIENT_ID, COUNTERSIGN_OIDC_CLIENT_SECRET,
+COUNTERSIGN_OIDC_TENANT_CLAIM (default tenant) and COUNTERSIGN_OIDC_ROLES_CLAIM (default roles)
+offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses authentication.oidc.`,
   options: {
     db: { type: 'string' },
     store: { type: 'string' },
@@ -83,6 +87,9 @@ sending it as a bearer token (the figures span every tenant).`,
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
+    // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
+    const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
     const db = resolve(dbOption ?? 'countersign.db');
     const target = storeUrl ?? (config?.store ? undefined : db);
     const store: Store = config?.store ?? (await openStore(target ?? db));
@@ -141,6 +148,8 @@ sending it as a bearer token (the figures span every tenant).`,
       ...(auth.publicUrl ? { publicUrl: auth.publicUrl } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
+      ...(oidc ? { oidc } : {}),
+      ...(auth.password === false ? { passwordSignIn: false } : {}),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {

@@ -4,13 +4,14 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 import { html } from 'hono/html';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Engine } from '../../engine/create-engine.js';
-import type { Clock } from '../../engine/engine-context.js';
+import { type Clock, type Logger, silentLogger } from '../../engine/engine-context.js';
 import type { Proposal } from '../../engine/proposal.js';
 import type { Actor } from '../../operation/actor.js';
 import type { DenialReason } from '../../operation/reasons.js';
 import { FINAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
-import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
+import { assertCsrfToken, assertSameOrigin, expectedOrigin } from '../auth/cross-site.js';
+import type { OidcRelyingParty } from '../auth/oidc.js';
 import { clearSessionCookie, writeSessionCookie } from '../auth/session-cookie.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
 import { handbackText } from '../handback-text.js';
@@ -26,7 +27,8 @@ import { loginToken, readLoginToken } from './login-token.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
 import { inboxPage } from './pages/inbox-page.js';
-import { loginPage } from './pages/login-page.js';
+import { loginPage, movingOnPage } from './pages/login-page.js';
+import { mountSso } from './sso-routes.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
 import { userText } from './render-text.js';
 import { STYLESHEET } from './stylesheet.js';
@@ -41,6 +43,12 @@ export interface ConsoleDependencies {
   readonly clock: Clock;
   /** The absolute session lifetime, for the cookie's Max-Age. */
   readonly sessionMaxAgeSeconds: number;
+  /** Single sign-on through an OpenID provider, when configured. */
+  readonly oidc?: OidcRelyingParty | undefined;
+  /** Whether operators may sign in with a password (default true). */
+  readonly passwordSignIn?: boolean | undefined;
+  /** Where SSO refusals and sign-ins are logged (never with a token). */
+  readonly logger?: Logger | undefined;
 }
 
 const HISTORY: readonly ProposalStatus[] = [...FINAL_STATUSES, 'needs_reconciliation', 'executing'];
@@ -152,7 +160,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   const page = (
     c: Context<AppEnv>,
     body: HtmlEscapedString,
-    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 = 200,
+    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
   ) => {
     c.header('Cache-Control', 'no-store');
     return c.html(body, status);
@@ -290,6 +298,10 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     return c.body(STYLESHEET.css, 200, { 'Content-Type': 'text/css; charset=utf-8' });
   });
 
+  const { oidc, logger = silentLogger } = deps;
+  const passwordSignIn = deps.passwordSignIn !== false;
+  const signInOptions = { sso: oidc !== undefined, password: passwordSignIn };
+
   app.get('/login', (c) => {
     if (sessionOf(c)) return c.redirect('/', 303);
     const next = c.req.query('next');
@@ -298,13 +310,30 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       loginPage({
         nonce: nonce(c),
         csrf: loginToken(c, publicUrl),
+        ...signInOptions,
         ...(next ? { next: safeNext(next) } : {}),
       }),
     );
   });
 
+  mountSso(app, {
+    directory,
+    publicUrl,
+    clock,
+    oidc,
+    logger,
+    sessionMaxAgeSeconds: deps.sessionMaxAgeSeconds,
+    signInOptions,
+    sessionOf,
+    page,
+    nonce,
+    safeNext,
+  });
+
   app.post('/login', async (c) => {
     assertSameOrigin(c, publicUrl);
+    if (!passwordSignIn)
+      throw new HttpProblem(403, 'forbidden', 'password sign-in is turned off; sign in with SSO');
     const form = await readFormBody(c);
     const email = form.get('email') ?? '';
     const next = safeNext(form.get('next'));
@@ -314,6 +343,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         loginPage({
           nonce: nonce(c),
           csrf: loginToken(c, publicUrl),
+          ...signInOptions,
           email: email.slice(0, 320),
           error,
           next,
@@ -350,6 +380,25 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const request = await changing(c, () => false);
     if (request.kind === 'signed_in') await directory.endSession(request.sessionId);
     clearSessionCookie(c, publicUrl);
+    // RP-initiated logout: an operator who signed in through the provider leaves it too.
+    if (oidc && request.kind === 'signed_in') {
+      const { email } = request.session;
+      const leave = async () =>
+        (await directory.isProviderOperator(email, await oidc.issuer()))
+          ? oidc.logoutUrl(`${expectedOrigin(c, publicUrl)}/login`)
+          : undefined;
+      const away = await leave().catch(() => undefined);
+      if (away)
+        return page(
+          c,
+          movingOnPage({
+            nonce: nonce(c),
+            title: 'Signed out',
+            href: away.href,
+            link: 'Sign out at your identity provider',
+          }),
+        );
+    }
     return c.redirect('/login', 303);
   });
 

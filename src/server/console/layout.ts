@@ -12,6 +12,8 @@ export interface LayoutInput {
   readonly session?: ConsoleSession | undefined;
   readonly current?: 'inbox' | 'history' | 'grants';
   readonly body: HtmlEscapedString;
+  /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
+  readonly head?: HtmlEscapedString;
 }
 
 // The one script: disables a submit button once its form is sent, so a double click cannot send
@@ -40,6 +42,7 @@ export function layout(input: LayoutInput): HtmlEscapedString {
 <title>${input.title} · countersign</title>
 <link rel="icon" href="${FAVICON}">
 <link rel="stylesheet" href="${STYLESHEET.path}">
+${input.head ?? ''}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

@@ -44,5 +44,13 @@ export const DIRECTORY_SCHEMA: readonly string[] = [
     email TEXT NOT NULL,
     created_at BIGINT NOT NULL
   )`,
+  `CREATE TABLE IF NOT EXISTS countersign_oidc_identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    email TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    signed_in_at BIGINT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+  )`,
   'CREATE INDEX IF NOT EXISTS countersign_sessions_email ON countersign_sessions (email)',
 ];

@@ -63,6 +63,25 @@ export type LoginResult =
   | { readonly kind: 'invalid_credentials' }
   | { readonly kind: 'rate_limited'; readonly retryAfterMs: number };
 
+/**
+ * The result of {@link PrincipalDirectory.signInWithProvider}: a new session, or why not.
+ * `unknown_tenant`: the tenant is not in the directory. `email_taken`: the email belongs to a
+ * password operator or to another identity of the provider. `disabled`: the operator was disabled.
+ */
+export type ProviderSignInResult =
+  | {
+      readonly kind: 'signed_in';
+      readonly sessionId: string;
+      readonly session: ConsoleSession;
+      /** Whether this sign-in created the operator. */
+      readonly provisioned: boolean;
+    }
+  | { readonly kind: 'unknown_tenant' | 'email_taken' | 'disabled' | 'invalid_roles' };
+
+// A password hash that never verifies: operators provisioned by an identity provider sign in
+// only through it.
+const NO_PASSWORD = 'oidc';
+
 /** An operator as the directory lists it (never with the password hash). */
 export interface OperatorInfo {
   readonly email: string;
@@ -540,6 +559,105 @@ export class PrincipalDirectory {
         csrfToken: secretHash('csrf', sessionId),
       };
     });
+  }
+
+  /**
+   * Signs in an operator an OpenID provider vouched for (its ID token already verified), in one
+   * transaction: the identity (issuer, subject) is bound to an operator at its first sign-in,
+   * which is created with the email, tenant and roles the claims map to (no password: it signs
+   * in only through the provider); at every later sign-in its tenant and roles are set from the
+   * claims again. An email a password operator or another identity holds is refused, never
+   * taken over. Then, like {@link login}, ends `previousSessionId` and opens a new session.
+   */
+  async signInWithProvider(input: {
+    readonly issuer: string;
+    readonly subject: string;
+    readonly email: string;
+    readonly tenant: string;
+    readonly roles: readonly string[];
+    readonly previousSessionId?: string | undefined;
+  }): Promise<ProviderSignInResult> {
+    const now = this.#clock.now();
+    if (!TENANT.test(input.tenant)) return { kind: 'unknown_tenant' };
+    const roles = [...new Set(input.roles)];
+    if (roles.length === 0 || roles.some((r) => !ROLE.test(r))) return { kind: 'invalid_roles' };
+    const claimed = normalizeEmail(input.email);
+    if (!EMAIL.test(claimed)) return { kind: 'email_taken' };
+    const sessionId = newSecret('session');
+    const result = await this.#sql(
+      async (sql): Promise<ProviderSignInResult | { email: string; provisioned: boolean }> => {
+        const tenant = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [input.tenant]);
+        if (tenant.length === 0) return { kind: 'unknown_tenant' };
+        const known = await sql.all(
+          'SELECT email FROM countersign_oidc_identities WHERE issuer = ? AND subject = ?',
+          [input.issuer, input.subject],
+        );
+        let email: string;
+        let provisioned = false;
+        if (known[0]) {
+          email = text(known[0]['email']);
+        } else {
+          email = claimed;
+          const added = await sql.run(
+            'INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (email) DO NOTHING',
+            [email, input.tenant, NO_PASSWORD, roles.join(','), now],
+          );
+          if (added.changes !== 1) return { kind: 'email_taken' };
+          await sql.run(
+            'INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)',
+            [input.issuer, input.subject, email, now, now],
+          );
+          provisioned = true;
+        }
+        const operator = await sql.all('SELECT disabled_at FROM countersign_operators WHERE email = ?', [
+          email,
+        ]);
+        if (!operator[0]) return { kind: 'email_taken' };
+        if (operator[0]['disabled_at'] !== null && operator[0]['disabled_at'] !== undefined)
+          return { kind: 'disabled' };
+        await sql.run('UPDATE countersign_operators SET tenant = ?, roles = ? WHERE email = ?', [
+          input.tenant,
+          roles.join(','),
+          email,
+        ]);
+        await sql.run(
+          'UPDATE countersign_oidc_identities SET signed_in_at = ? WHERE issuer = ? AND subject = ?',
+          [now, input.issuer, input.subject],
+        );
+        if (input.previousSessionId)
+          await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
+            secretHash('session', input.previousSessionId),
+          ]);
+        await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
+          now - this.#idleMs,
+          now - this.#absoluteMs,
+        ]);
+        await sql.run(
+          'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
+          [secretHash('session', sessionId), input.tenant, email, now, now],
+        );
+        return { email, provisioned };
+      },
+    );
+    if ('kind' in result) return result;
+    const session: ConsoleSession = {
+      actor: operatorActor(result.email, input.tenant, roles.join(',')),
+      email: result.email,
+      createdAt: now,
+      csrfToken: secretHash('csrf', sessionId),
+    };
+    return { kind: 'signed_in', sessionId, session, provisioned: result.provisioned };
+  }
+
+  /** Whether an operator signs in through an OpenID provider (bound to an identity of `issuer`). */
+  async isProviderOperator(email: string, issuer: string): Promise<boolean> {
+    const rows = await this.#sql((sql) =>
+      sql.all('SELECT subject FROM countersign_oidc_identities WHERE email = ? AND issuer = ?', [
+        normalizeEmail(email),
+        issuer,
+      ]),
+    );
+    return rows.length > 0;
   }
 
   /** Ends a session (logout). */

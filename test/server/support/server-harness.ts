@@ -11,6 +11,7 @@ import {
 import {
   createCountersignApp,
   PrincipalDirectory,
+  type OidcConfig,
   type RunningServer,
   startServer,
 } from '../../../src/server/index.js';
@@ -63,6 +64,10 @@ export async function serverHarness(
     limits?: ProposalLimitsOption;
     /** The store to serve from (closed with the server); default a new SQLite file. */
     store?: Store;
+    /** Console single sign-on. */
+    oidc?: OidcConfig;
+    /** False turns password sign-in off. */
+    passwordSignIn?: boolean;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -100,6 +105,8 @@ export async function serverHarness(
     logger,
     clock,
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
+    ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),

@@ -2,7 +2,10 @@ import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { layout } from '../layout.js';
 
-/** The sign-in form. `csrf` is the login form's double-submit token; `error` a fixed sentence. */
+/**
+ * The sign-in page: the password form (unless turned off) and "Sign in with SSO" (when single
+ * sign-on is configured). `csrf` is the login form's double-submit token; `error` a fixed sentence.
+ */
 export function loginPage(input: {
   readonly nonce: string;
   readonly csrf: string;
@@ -11,13 +14,22 @@ export function loginPage(input: {
   /** The refusal's reason code, shown beside `error`. */
   readonly reason?: string;
   readonly next?: string;
+  /** Offer "Sign in with SSO" (default false). */
+  readonly sso?: boolean;
+  /** Offer the password form (default true). */
+  readonly password?: boolean;
 }): HtmlEscapedString {
+  const ssoHref = `/login/oidc${input.next ? `?next=${encodeURIComponent(input.next)}` : ''}`;
   const body = html`<main id="main" class="login-wrap">
   <div class="login card">
     <h1>Sign in</h1>
     <p class="lead">Review and approve what your agents propose.</p>
     ${input.error ? html`<div class="banner bad" role="alert"><strong>${input.error}</strong>${input.reason ? html` <span class="muted">Reason <code class="reason-code">${input.reason}</code></span>` : ''}</div>` : ''}
-    <form method="post" action="/login" novalidate>
+    ${input.sso ? html`<p><a class="button primary" id="sso" href="${ssoHref}">Sign in with SSO</a></p>` : ''}
+    ${
+      input.password === false
+        ? ''
+        : html`<form method="post" action="/login" novalidate>
       <input type="hidden" name="csrf" value="${input.csrf}">
       ${input.next ? html`<input type="hidden" name="next" value="${input.next}">` : ''}
       <label for="email">Email</label>
@@ -25,8 +37,37 @@ export function loginPage(input: {
       <label for="password">Password</label>
       <input id="password" name="password" type="password" autocomplete="current-password" required>
       <button class="primary" type="submit">Sign in</button>
-    </form>
+    </form>`
+    }
   </div>
 </main>` as HtmlEscapedString;
   return layout({ title: 'Sign in', nonce: input.nonce, body });
+}
+
+/**
+ * A page that moves on to `href` by itself (meta refresh, and a link for the rare browser that
+ * does not follow it). Single sign-on answers with it where a redirect would not do: after the
+ * callback, so the next request is a navigation this origin starts and carries the
+ * SameSite=Strict session cookie; and after sign-out, since the CSP's `form-action 'self'`
+ * forbids a form post to redirect to the provider. `href` is a path the console checked or the
+ * provider's end-session URL.
+ */
+export function movingOnPage(input: {
+  readonly nonce: string;
+  readonly title: string;
+  readonly href: string;
+  readonly link: string;
+}): HtmlEscapedString {
+  const body = html`<main id="main" class="login-wrap">
+  <div class="login card">
+    <h1>${input.title}</h1>
+    <p><a id="continue" href="${input.href}">${input.link}</a></p>
+  </div>
+</main>` as HtmlEscapedString;
+  return layout({
+    title: input.title,
+    nonce: input.nonce,
+    body,
+    head: html`<meta http-equiv="refresh" content="0;url=${input.href}">` as HtmlEscapedString,
+  });
 }

@@ -1,0 +1,356 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/canonical/errors.js';
+import { checkOidcConfig, createCountersignApp } from '../../src/server/index.js';
+import { hidden } from './support/console-client.js';
+import { authorizeAt, CookieBrowser, startTestProvider, type TestProvider } from './support/oidc-provider.js';
+import { type ServerHarness, serverHarness } from './support/server-harness.js';
+
+const SESSION = '__Host-countersign_session';
+const TRANSACTION = '__Host-countersign_oidc';
+
+function reasonOf(html: string): string | undefined {
+  return /class="reason-code">([^<]+)</.exec(html)?.[1];
+}
+
+describe('console single sign-on against a real OpenID provider', () => {
+  let provider: TestProvider;
+  let h: ServerHarness;
+
+  beforeAll(async () => {
+    provider = await startTestProvider();
+    h = await serverHarness({ oidc: provider.config() });
+    await provider.register(h.url);
+    provider.accounts.set('ada', {
+      email: 'ada.sso@acme.test',
+      tenant: 'acme',
+      roles: ['approver', 'auditor'],
+    });
+    provider.accounts.set('mallory', {
+      email: 'mallory@initech.test',
+      tenant: 'initech',
+      roles: ['approver'],
+    });
+    provider.accounts.set('nora', { email: 'nora@acme.test', tenant: 'acme', roles: ['intern'] });
+    provider.accounts.set('tom', { email: 'tom@acme.test', roles: ['approver'] });
+    provider.accounts.set('squatter', { email: 'approver@acme.test', tenant: 'acme', roles: ['admin'] });
+    provider.accounts.set('vic', { email: 'vic@globex.test', tenant: 'globex', roles: ['viewer'] });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await provider?.close();
+  });
+
+  const refusals = () =>
+    h.logs.filter((l) => l.message === 'sso sign-in refused').map((l) => l.fields as Record<string, unknown>);
+
+  it('offers "Sign in with SSO" beside the password form', async () => {
+    const page = await new CookieBrowser().request(`${h.url}/login`);
+    expect(page.html).toContain('href="/login/oidc"');
+    expect(page.html).toContain('Sign in with SSO');
+    expect(page.html).toContain('name="password"');
+  });
+
+  it('signs in: code flow with PKCE, state and nonce; provisions the operator with the mapped roles; the session works', async () => {
+    const browser = new CookieBrowser();
+    const start = await browser.request(`${h.url}/login/oidc?next=/history`);
+    expect(start.status).toBe(302);
+    const authorize = new URL(start.location!);
+    expect(authorize.origin).toBe(provider.issuer);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    for (const p of ['code_challenge', 'state', 'nonce'])
+      expect(authorize.searchParams.get(p)).toMatch(/^.{22,}$/);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${h.url}/login/oidc/callback`);
+    expect(browser.jar(h.url).has(TRANSACTION)).toBe(true);
+    browser.jars.get(new URL(h.url).origin)!.delete(TRANSACTION);
+    // Start again through the helper (a fresh transaction), and come back.
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    const landed = await browser.request(callback);
+    expect(landed.status).toBe(200);
+    expect(landed.html).toContain('<meta http-equiv="refresh" content="0;url=/">');
+    expect(browser.jar(h.url).has(TRANSACTION)).toBe(false);
+    expect(browser.jar(h.url).get(SESSION)).toMatch(/^cs_sess_/);
+    const inbox = await browser.request(`${h.url}/`);
+    expect(inbox.status).toBe(200);
+    expect(inbox.html).toContain('ada.sso@acme.test');
+    expect(hidden(inbox.html, 'csrf')).toMatch(/.{20,}/);
+    // Provisioned with the roles the console knows (auditor is not one of them).
+    const ada = (await h.directory.operators('acme')).find((o) => o.email === 'ada.sso@acme.test');
+    expect(ada).toEqual({ email: 'ada.sso@acme.test', tenant: 'acme', roles: ['approver'] });
+    const line = h.logs.find((l) => l.message === 'sso sign-in');
+    expect(line?.fields).toMatchObject({ operator: 'user:ada.sso@acme.test', provisioned: true });
+    // No token, code or secret in any log line.
+    const logged = JSON.stringify(h.logs);
+    expect(logged).not.toContain(new URL(callback).searchParams.get('code')!);
+    expect(logged).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+    expect(logged).not.toContain(provider.clientSecret);
+  });
+
+  it('sets the roles from the provider at every sign-in, and rotates the session id', async () => {
+    provider.accounts.set('ada', { email: 'ada.sso@acme.test', tenant: 'acme', roles: ['viewer'] });
+    const browser = new CookieBrowser();
+    await browser.request(await authorizeAt(browser, h.url, provider, 'ada'));
+    const first = browser.jar(h.url).get(SESSION);
+    await browser.request(await authorizeAt(browser, h.url, provider, 'ada'));
+    const second = browser.jar(h.url).get(SESSION);
+    expect(second).toMatch(/^cs_sess_/);
+    expect(second).not.toBe(first);
+    expect(await h.directory.resolveSession(first!)).toBeUndefined();
+    const ada = (await h.directory.operators('acme')).find((o) => o.email === 'ada.sso@acme.test');
+    expect(ada?.roles).toEqual(['viewer']);
+    provider.accounts.set('ada', { email: 'ada.sso@acme.test', tenant: 'acme', roles: ['approver'] });
+  });
+
+  it('refuses a tenant the directory does not know: forbidden, no operator, no session', async () => {
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'mallory'));
+    expect(landed.status).toBe(403);
+    expect(reasonOf(landed.html)).toBe('forbidden');
+    expect(landed.html).toContain('names a tenant this console does not know');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect(await h.directory.tenants()).toEqual(['acme', 'globex']);
+    expect(refusals().at(-1)).toMatchObject({
+      reason: 'forbidden',
+      tenant: 'initech',
+      detail: 'unknown_tenant',
+    });
+  });
+
+  it('refuses an account without a tenant claim: forbidden', async () => {
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'tom'));
+    expect(landed.status).toBe(403);
+    expect(reasonOf(landed.html)).toBe('forbidden');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('refuses an account without a deciding or viewing role: forbidden, not provisioned', async () => {
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'nora'));
+    expect(landed.status).toBe(403);
+    expect(reasonOf(landed.html)).toBe('forbidden');
+    expect(landed.html).toContain('no role in this console');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect((await h.directory.operators('acme')).map((o) => o.email)).not.toContain('nora@acme.test');
+    expect(refusals().at(-1)).toMatchObject({ reason: 'forbidden', subject: 'nora' });
+  });
+
+  it('never lets a provider account take over a password operator with the same email', async () => {
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'squatter'));
+    expect(landed.status).toBe(403);
+    expect(reasonOf(landed.html)).toBe('forbidden');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    const approver = (await h.directory.operators('acme')).find((o) => o.email === 'approver@acme.test');
+    expect(approver?.roles).toEqual(['approver']);
+    expect(refusals().at(-1)).toMatchObject({ detail: 'email_taken' });
+  });
+
+  it('refuses a tampered state, and the transaction is spent: invalid_state', async () => {
+    const browser = new CookieBrowser();
+    const callback = new URL(await authorizeAt(browser, h.url, provider, 'ada'));
+    const tampered = new URL(callback);
+    tampered.searchParams.set('state', `${callback.searchParams.get('state')}x`);
+    const refused = await browser.request(tampered.href);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    // The genuine callback after that finds no transaction: used once, whatever the outcome.
+    const again = await browser.request(callback.href);
+    expect(again.status).toBe(403);
+    expect(reasonOf(again.html)).toBe('invalid_state');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('refuses a callback in a browser that did not start the sign-in: invalid_state', async () => {
+    const callback = await authorizeAt(new CookieBrowser(), h.url, provider, 'ada');
+    const other = new CookieBrowser();
+    const refused = await other.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(other.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('refuses a replayed code, even with the transaction cookie copied back: sso_failed (invalid_grant)', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    const transaction = browser.jar(h.url).get(TRANSACTION)!;
+    expect((await browser.request(callback)).status).toBe(200);
+    const attacker = new CookieBrowser();
+    attacker.jar(h.url).set(TRANSACTION, transaction);
+    const replayed = await attacker.request(callback);
+    expect(replayed.status).toBe(401);
+    expect(reasonOf(replayed.html)).toBe('sso_failed');
+    expect(attacker.jar(h.url).has(SESSION)).toBe(false);
+    expect(String(refusals().at(-1)?.['detail'])).toContain('invalid_grant');
+  });
+
+  it('refuses a callback whose issuer was swapped (mix-up): sso_failed', async () => {
+    const browser = new CookieBrowser();
+    const callback = new URL(await authorizeAt(browser, h.url, provider, 'ada'));
+    expect(callback.searchParams.get('iss')).toBe(provider.issuer);
+    callback.searchParams.set('iss', 'https://idp.attacker.example');
+    const refused = await browser.request(callback.href);
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.html)).toBe('sso_failed');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('shows the provider’s refusal (access_denied) as sso_failed', async () => {
+    const browser = new CookieBrowser();
+    const callback = new URL(await authorizeAt(browser, h.url, provider, 'nobody'));
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    const refused = await browser.request(callback.href);
+    expect(refused.status).toBe(401);
+    expect(reasonOf(refused.html)).toBe('sso_failed');
+    expect(String(refusals().at(-1)?.['detail'])).toContain('access_denied');
+  });
+
+  it('refuses a sign-in that took longer than ten minutes: invalid_state', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    h.clock.advance(10 * 60_000 + 1);
+    const refused = await browser.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('logout ends the session and sends the browser to the provider’s end_session_endpoint', async () => {
+    const browser = new CookieBrowser();
+    await browser.request(await authorizeAt(browser, h.url, provider, 'ada'));
+    const session = browser.jar(h.url).get(SESSION)!;
+    const csrf = hidden((await browser.request(`${h.url}/`)).html, 'csrf');
+    const out = await browser.request(`${h.url}/logout`, {
+      method: 'POST',
+      form: { csrf },
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    // A page that moves on to the provider (the CSP's form-action 'self' forbids a redirect).
+    expect(out.status).toBe(200);
+    const href = /id="continue" href="([^"]+)"/.exec(out.html)![1]!.replaceAll('&amp;', '&');
+    expect(out.html).toContain('<meta http-equiv="refresh" content="0;url=');
+    const end = new URL(href);
+    expect(`${end.origin}${end.pathname}`).toBe(`${provider.issuer}/session/end`);
+    expect(end.searchParams.get('client_id')).toBe(provider.clientId);
+    expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${h.url}/login`);
+    expect(await h.directory.resolveSession(session)).toBeUndefined();
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    // The provider accepts it: its logout confirmation page, not an error.
+    const confirm = await browser.request(href);
+    expect(confirm.status).toBe(200);
+    expect(confirm.html).toContain('logout');
+  });
+
+  it('a password operator’s logout stays on the console', async () => {
+    const browser = new CookieBrowser();
+    const op = h.tenants.acme.operators.viewer;
+    const form = await browser.request(`${h.url}/login`);
+    const headers = { origin: h.url, 'sec-fetch-site': 'same-origin' };
+    await browser.request(`${h.url}/login`, {
+      method: 'POST',
+      form: { csrf: hidden(form.html, 'csrf'), email: op.email, password: op.password },
+      headers,
+    });
+    const csrf = hidden((await browser.request(`${h.url}/`)).html, 'csrf');
+    const out = await browser.request(`${h.url}/logout`, { method: 'POST', form: { csrf }, headers });
+    expect(out.location).toBe(`${h.url}/login`);
+  });
+});
+
+describe('password sign-in turned off', () => {
+  let provider: TestProvider;
+  let h: ServerHarness;
+
+  beforeAll(async () => {
+    provider = await startTestProvider();
+    h = await serverHarness({
+      passwordSignIn: false,
+      oidc: provider.config({
+        // A mapping function instead of claim names.
+        tenant: (claims) => (String(claims['email']).endsWith('@globex.test') ? 'globex' : undefined),
+        roles: (claims) => (claims['email'] === 'vic@globex.test' ? ['viewer'] : []),
+      }),
+    });
+    await provider.register(h.url);
+    provider.accounts.set('vic', { email: 'vic@globex.test' });
+  });
+
+  afterAll(async () => {
+    await h?.close();
+    await provider?.close();
+  });
+
+  it('shows only "Sign in with SSO" and refuses POST /login with the right password', async () => {
+    const browser = new CookieBrowser();
+    const page = await browser.request(`${h.url}/login`);
+    expect(page.html).toContain('Sign in with SSO');
+    expect(page.html).not.toContain('name="password"');
+    const op = h.tenants.acme.operators.approver;
+    const posted = await browser.request(`${h.url}/login`, {
+      method: 'POST',
+      form: {
+        csrf: browser.jar(h.url).get('__Host-countersign_login')!,
+        email: op.email,
+        password: op.password,
+      },
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(posted.status).toBe(403);
+    expect(posted.html).toContain('forbidden');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+  });
+
+  it('maps tenant and roles with functions of the claims', async () => {
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'vic'));
+    expect(landed.status).toBe(200);
+    expect(await h.directory.operators('globex')).toContainEqual({
+      email: 'vic@globex.test',
+      tenant: 'globex',
+      roles: ['viewer'],
+    });
+  });
+});
+
+describe('OIDC configuration', () => {
+  it('accepts https issuers, and http only on loopback', () => {
+    for (const issuer of [
+      'https://acme.okta.com/oauth2/default',
+      'https://login.microsoftonline.com/0000/v2.0',
+      'https://accounts.google.com',
+      'http://127.0.0.1:9000',
+      'http://localhost:9000/realms/dev',
+      'http://[::1]:9000',
+    ])
+      expect(checkOidcConfig({ issuer, clientId: 'c' }).issuer).toBe(issuer);
+    for (const issuer of [
+      'http://idp.example.com',
+      'http://10.0.0.5:8080',
+      'http://localhost.example.com',
+      'ftp://x',
+    ])
+      expect(() => checkOidcConfig({ issuer, clientId: 'c' })).toThrow(ConfigurationError);
+    expect(() => checkOidcConfig({ issuer: 'https://idp.example.com', clientId: '' })).toThrow(
+      ConfigurationError,
+    );
+  });
+
+  it('refuses to build an app with a plain-http issuer off loopback', async () => {
+    const h = await serverHarness();
+    try {
+      expect(() =>
+        createCountersignApp({
+          engine: h.engine,
+          directory: h.directory,
+          oidc: { issuer: 'http://idp.example.com', clientId: 'countersign' },
+        }),
+      ).toThrow(/must be https/);
+      expect(() =>
+        createCountersignApp({ engine: h.engine, directory: h.directory, passwordSignIn: false }),
+      ).toThrow(ConfigurationError);
+    } finally {
+      await h.close();
+    }
+  });
+});
