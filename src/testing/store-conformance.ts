@@ -29,6 +29,7 @@ export function sampleProposal(overrides: Partial<ProposalRecord> = {}): Proposa
     resource: 'invoice:inv-104',
     requestedBy: 'agent:acme',
     editedBy: null,
+    policyJson: '{"required":1,"roles":[]}',
     operation: 'invoice.pay',
     scopeVersion: 1,
     viewVersion: 1,
@@ -96,6 +97,7 @@ function sampleGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     revokedAt: null,
     revokedBy: null,
     note: null,
+    satisfiesQuorum: false,
     ...overrides,
   };
 }
