@@ -88,7 +88,7 @@ export interface ContractBody {
   readonly arguments: unknown;
   readonly preview: unknown;
   /** The frozen approval policy (format 3); formats 1 and 2 never bound one. */
-  readonly approvals?: { readonly required: number; readonly roles: readonly string[] } | null;
+  readonly approvals: { readonly required: number; readonly roles: readonly string[] } | null;
 }
 
 /** The contract digest (full SHA-256 hex) of a proposal's frozen parts, per its stored format. */
