@@ -326,6 +326,9 @@ export function defineOperation<
       `${d.kind}: supportedScopeVersions must include scopeVersion ${d.scopeVersion}`,
     );
   }
+  // A static policy is checked once, here; one computed from the arguments when each proposal is made.
+  const staticPolicy =
+    typeof d.approvals === 'function' ? undefined : checkedPolicy(d.kind, d.approvals ?? { required: 1 });
   type Args = z.output<ArgsSchema>;
   const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result> = {
     kind: d.kind,
@@ -342,10 +345,8 @@ export function defineOperation<
     arguments: d.arguments as z.ZodType<Args> | undefined,
     editable: Object.freeze([...(d.editable ?? [])]),
     allowEditorApproval: d.allowEditorApproval ?? false,
-    approvalsOf: (args: Args) => {
-      const policy = typeof d.approvals === 'function' ? d.approvals(args) : (d.approvals ?? { required: 1 });
-      return checkedPolicy(d.kind, policy);
-    },
+    approvalsOf: (args: Args) =>
+      staticPolicy ?? checkedPolicy(d.kind, (d.approvals as (a: Args) => ApprovalPolicy)(args)),
     ...(d.resource ? { resourceOf: d.resource } : {}),
     toScope:
       d.toScope ??
