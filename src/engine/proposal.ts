@@ -57,14 +57,32 @@ export interface ProposalApprovals {
   readonly given: readonly { readonly by: string; readonly at: Date }[];
 }
 
-/** The frozen approval policy of a stored proposal: one approval by anyone for formats 1 and 2. */
+/**
+ * The frozen approval policy of a stored proposal: one approval by anyone for formats 1 and 2. A
+ * stored policy that does not parse reads as one approval by anyone, so pages that list it still
+ * render; approval refuses such a record (`corrupt_approval_record`) before anything counts.
+ */
 export function policyOf(record: Pick<ProposalRecord, 'policyJson'>): {
   readonly required: number;
   readonly roles: readonly string[];
 } {
   if (record.policyJson === null) return { required: 1, roles: [] };
-  const parsed = parseStoredJson(record.policyJson) as { required: number; roles: string[] };
-  return { required: parsed.required, roles: parsed.roles };
+  try {
+    const parsed = parseStoredJson(record.policyJson) as { required?: unknown; roles?: unknown };
+    const { required, roles } = parsed;
+    if (
+      typeof required === 'number' &&
+      Number.isSafeInteger(required) &&
+      required >= 1 &&
+      Array.isArray(roles) &&
+      roles.every((r): r is string => typeof r === 'string')
+    ) {
+      return { required, roles };
+    }
+  } catch {
+    // Falls through: see above.
+  }
+  return { required: 1, roles: [] };
 }
 
 /**

@@ -218,6 +218,10 @@ for (const { name, skip } of BACKENDS) {
         p.id,
       ]);
       expect(await approve(ada, p)).toMatchObject({ reason: 'corrupt_approval_record' });
+      // A policy that is not even JSON: pages still read it; approval still refuses it.
+      await sql.run('UPDATE countersign_proposals SET policy_json = ? WHERE id = ?', ['{"required":', p.id]);
+      expect((await engine.list('acme')).items.map((i) => i.id)).toContain(p.id);
+      expect(await approve(bob, p)).toMatchObject({ reason: 'corrupt_approval_record' });
       expect(world.provider.calls).toBe(0);
     });
 
