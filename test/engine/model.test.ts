@@ -170,6 +170,16 @@ class Approve implements Cmd {
     `approve(${this.index}, digest=${this.rightDigest}, cross=${this.crossTenant}, ${this.who})`;
 }
 
+/** Two approvers in turn (bob, then carol): completes a quorum whenever the proposal is still open. */
+class ApproveByTwo implements Cmd {
+  constructor(readonly index: number) {}
+  check = (m: Readonly<Model>) => m.proposals.length > 0;
+  async run(m: Model, r: Real) {
+    for (const who of ['bob', 'carol'] as const) await new Approve(this.index, true, false, who).run(m, r);
+  }
+  toString = () => `approveByTwo(${this.index})`;
+}
+
 class Execute implements Cmd {
   constructor(readonly index: number) {}
   check = (m: Readonly<Model>) => m.contracts.length > 0;
@@ -254,6 +264,7 @@ describe('the lifecycle as a model (fast-check commands)', () => {
       fc
         .tuple(index, fc.nat(9), fc.constantFrom(...APPROVERS))
         .map(([i, roll, who]) => new Approve(i, roll !== 0, roll === 1, who)),
+      index.map((i) => new ApproveByTwo(i)),
       index.map((i) => new Execute(i)),
       index.map((i) => new Decline(i)),
       fc.tuple(index, fc.string({ minLength: 1, maxLength: 20 })).map(([i, s]) => new Edit(i, s)),
