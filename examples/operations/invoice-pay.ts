@@ -37,6 +37,9 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
       currency: currencyCode(),
     }),
     resource: (a) => `invoice:${a.invoice_id}`,
+    // Two-person rule: payments of 10,000.00 or more need two distinct approvers (never the
+    // proposer or an editor). Frozen into each proposal's digest when it is made.
+    approvals: (a) => (a.amount_minor >= 1_000_000 ? { required: 2 } : { required: 1 }),
     async prepare({ invoice_id }, ctx) {
       const invoice = deps.invoices.find(ctx.tenant, invoice_id);
       if (invoice?.status !== 'open') return ctx.reject(`No open invoice ${invoice_id}.`);

@@ -3,6 +3,7 @@ export const AUDIT_STEPS = Object.freeze([
   'proposed',
   'edited',
   'approved',
+  'partially_approved',
   'declined',
   'expired',
   'claimed',

@@ -33,7 +33,7 @@ const SCRIPT: readonly ScriptStep[] = [
     operation: 'invoice.pay',
     resource: 'invoice:inv-105',
     request: { invoice_id: 'inv-105' },
-    note: '12,500.00 USD to Contoso Freight; a late fee lands afterwards, so revalidation fails',
+    note: '12,500.00 USD to Contoso Freight: needs two approvers (waits at 1 of 2), and a late fee lands afterwards, so revalidation fails',
   },
   {
     run: 'payables',

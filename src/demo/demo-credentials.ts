@@ -17,6 +17,11 @@ export interface DemoCredentials {
         readonly agentToken: string;
         /** Bearer token acting as the tenant's approver: decides through the API. */
         readonly operatorToken: string;
+        /**
+         * Bearer token acting as the tenant's second approver (`approver2@<tenant>.test`): completes
+         * a two-person approval ("1 of 2") through the API.
+         */
+        readonly secondApproverToken: string;
         readonly operators: readonly DemoOperator[];
       }
     >

@@ -17,8 +17,9 @@ export type SeedResult =
 
 /**
  * Seeds the demo principals into the directory (and so the store): tenants `acme` and `globex`,
- * each with an approver, a viewer and an admin operator (random passwords), one agent token and
- * one operator API token (acting as the approver). Writes every secret once to `file` (mode
+ * each with an approver, a viewer, an admin and a second approver (random passwords), one agent
+ * token and two operator API tokens (acting as the approvers: a payment of 10,000.00 or more
+ * needs both). Writes every secret once to `file` (mode
  * 0600). A store that already has the demo tenants is left as it is.
  */
 export async function seedDemo(directory: PrincipalDirectory, file: string): Promise<SeedResult> {
@@ -42,11 +43,28 @@ export async function seedDemo(directory: PrincipalDirectory, file: string): Pro
       });
       operators.push(operator);
     }
+    // The second approver of the two-person rule: payments of 10,000.00 or more wait at "1 of 2".
+    const second: DemoOperator = {
+      email: `approver2@${tenant}.test`,
+      password: randomBytes(15).toString('base64url'),
+      role: 'approver',
+    };
+    await directory.addOperator({
+      tenant,
+      email: second.email,
+      password: second.password,
+      roles: ['approver'],
+    });
+    operators.push(second);
     tenants[tenant] = {
       agentToken: await directory.issueAgentToken({ tenant, label: 'demo agent' }),
       operatorToken: await directory.issueOperatorToken({
         email: `approver@${tenant}.test`,
         label: 'demo api',
+      }),
+      secondApproverToken: await directory.issueOperatorToken({
+        email: second.email,
+        label: 'demo api (second approver)',
       }),
       operators,
     };

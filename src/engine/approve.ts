@@ -13,7 +13,7 @@ import type { ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
-import { recomputeContractDigest } from './proposal.js';
+import { policyOf, recomputeContractDigest } from './proposal.js';
 
 /** An authenticated human's approval: the proposal id and the digest the page displayed, nothing else. */
 export interface ApproveInput {
@@ -53,9 +53,17 @@ export interface ExecutionContract {
   readonly scope: DeepReadonly<unknown>;
 }
 
-/** The one atomic decision of `approve`. Only `claimed` may execute. */
+/**
+ * The one atomic decision of `approve`. Only `claimed` may execute. `awaiting_approvals`: this
+ * approval was recorded for a proposal whose policy needs more; nothing runs yet.
+ */
 export type ApproveResult =
   | { readonly kind: 'claimed'; readonly contract: ExecutionContract }
+  | {
+      readonly kind: 'awaiting_approvals';
+      readonly required: number;
+      readonly given: readonly { readonly by: string; readonly at: Date }[];
+    }
   | { readonly kind: 'already_completed'; readonly outcome: Outcome }
   | { readonly kind: 'not_approvable'; readonly reason: DenialReason; readonly message: string };
 
@@ -218,9 +226,31 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         input.seenDigest,
       );
     }
+    const policy = policyOf(record);
+    if (policy.roles.length > 0 && !approver.roles.some((r) => policy.roles.includes(r))) {
+      return refuse(
+        t,
+        record,
+        approver,
+        'forbidden',
+        `approving this proposal needs one of the roles ${policy.roles.join(', ')}`,
+        input.seenDigest,
+      );
+    }
     const duties = separationOfDuties(ctx, approver, record, operation);
     if (duties.kind === 'refused') {
       return refuse(t, record, approver, 'separation_of_duties', duties.message, input.seenDigest);
+    }
+    // The proposer and the editor never count toward a quorum, whatever allows the editor alone.
+    if (duties.editor && policy.required > 1) {
+      return refuse(
+        t,
+        record,
+        approver,
+        'separation_of_duties',
+        'the operator who edited this proposal never counts toward its approvals; other approvers must',
+        input.seenDigest,
+      );
     }
     // A replay must name the contract that ran: another digest is a stale page, not a replay.
     if (
@@ -296,8 +326,88 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     }
     const failure = integrityFailure(ctx, record, operation);
     if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
+    if (policy.required > 1) return countApproval(ctx, t, record, approver, policy.required);
     return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest, duties.editor);
   });
+}
+
+/**
+ * One approval of a proposal that needs `required` distinct approvers. Serializes on the proposal
+ * row first (a compare-and-set on `pending` that PostgreSQL holds a row lock for until commit), so
+ * concurrent approvers queue and each counts the approvals committed before it: two approvers
+ * finishing at once never both see only their own row. Then records this approval (a second one by
+ * the same person is `already_approved`), counts those bound to this digest, and claims through the
+ * same compare-and-set as a single approval when the quorum is complete.
+ */
+async function countApproval(
+  ctx: EngineContext,
+  t: StepTransaction,
+  record: ProposalRecord,
+  approver: Actor,
+  required: number,
+): Promise<ApproveResult> {
+  const now = ctx.clock.now();
+  const locked = await t.tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'pending' },
+    { updatedAt: Math.max(now, record.updatedAt) },
+  );
+  if (!locked) {
+    const current = await t.tx.getProposal(record.tenant, record.id);
+    const status = current?.status ?? 'pending';
+    if (status === 'declined' || status === 'superseded' || status === 'expired') {
+      return refuse(t, record, approver, status, `the proposal is ${status}`, record.digest);
+    }
+    return refuse(
+      t,
+      record,
+      approver,
+      'replayed',
+      'another approval completed the quorum first',
+      record.digest,
+    );
+  }
+  const inserted = await t.tx.insertApproval({
+    tenant: record.tenant,
+    proposalId: record.id,
+    approver: approver.id,
+    digest: record.digest,
+    at: now,
+  });
+  if (!inserted) {
+    return refuse(
+      t,
+      record,
+      approver,
+      'already_approved',
+      'you already approved this proposal; another approver must',
+      record.digest,
+    );
+  }
+  const approvals = (await t.tx.listApprovals(record.tenant, record.id)).filter(
+    (a) => a.digest === record.digest && a.approver !== record.requestedBy && a.approver !== record.editedBy,
+  );
+  const given = approvals.map((a) => ({ by: a.approver, at: new Date(a.at) }));
+  if (approvals.length >= required) {
+    return claim(ctx, t, record, approver.id, 'exact', null, record.digest, false, {
+      approvers: approvals.map((a) => a.approver),
+      required,
+    });
+  }
+  await t.record({
+    tenant: record.tenant,
+    proposalId: record.id,
+    operation: record.operation,
+    proposedAt: record.createdAt,
+    runId: record.runId,
+    step: 'partially_approved',
+    actor: approver.id,
+    reason: 'approved',
+    digests: { proposed: record.digest, seen: record.digest, approved: record.digest },
+    detail: { given: approvals.length, required, approvers: approvals.map((a) => a.approver) },
+  });
+  return { kind: 'awaiting_approvals', required, given };
 }
 
 /** The section or resource the approver expected, when the proposal is somewhere else. */
@@ -362,6 +472,7 @@ export async function claim(
   grantId: string | null,
   seenDigest: string,
   byEditor = false,
+  quorum?: { readonly approvers: readonly string[]; readonly required: number },
 ): Promise<ApproveResult> {
   const now = ctx.clock.now();
   const attemptNumber = record.currentAttempt + 1;
@@ -412,6 +523,8 @@ export async function claim(
       ...(grantId ? { grantId } : {}),
       // Audited whenever the editor's own approval was allowed by configuration.
       ...(byEditor ? { editorApproval: true } : {}),
+      // The approval that completed a quorum names every approver it counted.
+      ...(quorum ? { approvers: [...quorum.approvers], required: quorum.required } : {}),
     },
   });
   await t.record({

@@ -102,7 +102,11 @@ export interface Engine {
   revoke(input: { tenant: string; grantId: string; actor: Actor }): Promise<RevokeResult>;
   /** A tenant's grants with their usage. */
   grants(tenant: string, query?: { subject?: string; limit?: number }): Promise<Grant[]>;
-  /** The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`. */
+  /**
+   * The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`,
+   * or `awaiting_approvals` when the proposal's frozen policy needs more distinct approvers (the
+   * approval that completes the quorum claims).
+   */
   approve(input: ApproveInput): Promise<ApproveResult>;
   /** Executes a claimed contract exactly once and returns the stored outcome. */
   execute(contract: ExecutionContract): Promise<Outcome>;

@@ -1,6 +1,7 @@
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './approve.js';
+import { policyOf } from './proposal.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -45,6 +46,10 @@ export async function decline(ctx: EngineContext, input: DeclineInput): Promise<
     };
     if (!mayDecide(ctx, input.actor, record.tenant))
       return refuse('forbidden', 'not allowed to decline proposals');
+    // Any approver eligible under the frozen policy may decline; one decline ends a quorum.
+    const roles = policyOf(record).roles;
+    if (roles.length > 0 && !input.actor.roles.some((r) => roles.includes(r)))
+      return refuse('forbidden', `declining this proposal needs one of the roles ${roles.join(', ')}`);
     if (record.status !== 'pending') {
       const reason: DenialReason =
         record.status === 'declined' || record.status === 'superseded' || record.status === 'expired'

@@ -138,6 +138,8 @@ export async function freezeProposal(
   const argumentsJson = canonicalize(args.data);
   const previewJson = canonicalize(prepared.preview);
   const requestJson = canonicalize(parsed.data);
+  const policy = operation.approvalsOf(args.data);
+  const policyJson = canonicalize(policy);
   const id = newId('prp');
   const now = ctx.clock.now();
   const digest = contractDigest({
@@ -154,6 +156,7 @@ export async function freezeProposal(
     scopeDigest: scope.digest.sha256,
     arguments: JSON.parse(argumentsJson),
     preview: JSON.parse(previewJson),
+    approvals: policy,
   });
   const record: ProposalRecord = {
     formatVersion: PROPOSAL_FORMAT_VERSION,
@@ -164,6 +167,7 @@ export async function freezeProposal(
     resource: facts.resource,
     requestedBy: facts.requestedBy,
     editedBy: links.editedBy,
+    policyJson,
     operation: operation.kind,
     scopeVersion: operation.scopeVersion,
     viewVersion: operation.viewVersion,

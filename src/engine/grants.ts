@@ -10,6 +10,7 @@ import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
+import { policyOf } from './proposal.js';
 
 /** An admin delegates a policy: this agent's proposals within these bounds run without a click. */
 export interface GrantInput {
@@ -27,6 +28,11 @@ export interface GrantInput {
   readonly cap?: { readonly field?: string; readonly total?: number; readonly uses?: number };
   readonly expiresAt: Date | number;
   readonly note?: string;
+  /**
+   * Lets the grant approve a proposal whose policy needs more than one approval. Off by default:
+   * a grant never stands in for a quorum unless it says so here.
+   */
+  readonly satisfiesQuorum?: boolean;
 }
 
 /** The grant, or why it was not created. */
@@ -113,6 +119,7 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
     revokedAt: null,
     revokedBy: null,
     note: input.note?.slice(0, 500) ?? null,
+    satisfiesQuorum: input.satisfiesQuorum === true,
   };
   await inTransaction(ctx, async (t) => {
     await t.tx.insertGrant(record);
@@ -219,15 +226,24 @@ export async function applyGrants(
   // Only a resource the operation derived from the frozen arguments is held against a grant's
   // bound; a label the caller chose never is.
   const named = ctx.operations.get(record.operation)?.resourceOf !== undefined;
+  const required = policyOf(record).required;
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {
-    const fit: GrantFit = named
-      ? evaluateGrant(candidate, scope, record.resource, now)
-      : {
-          kind: 'refused',
-          reason: 'outside_grant',
-          detail: `${record.operation} does not name its resource from its arguments`,
-        };
+    // A grant never stands in for a quorum unless it says so explicitly.
+    const fit: GrantFit =
+      required > 1 && !candidate.satisfiesQuorum
+        ? {
+            kind: 'refused',
+            reason: 'outside_grant',
+            detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
+          }
+        : named
+          ? evaluateGrant(candidate, scope, record.resource, now)
+          : {
+              kind: 'refused',
+              reason: 'outside_grant',
+              detail: `${record.operation} does not name its resource from its arguments`,
+            };
     if (
       fit.kind === 'fits' &&
       (await t.tx.spendGrant(record.tenant, candidate.id, { amount: fit.amount, now }))

@@ -16,7 +16,7 @@ export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './gra
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackItem, proposalHandback } from './handback.js';
 export { newId } from './ids.js';
-export type { Proposal } from './proposal.js';
+export type { Proposal, ProposalApprovals } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
 export {
   DEFAULT_PROPOSAL_LIMITS,

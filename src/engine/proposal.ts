@@ -3,7 +3,7 @@ import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
 import type { Outcome } from '../operation/outcome.js';
-import type { ProposalRecord, ProposalStatus } from '../store/records.js';
+import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 
 /** The public, read-only view of a proposal. Every JSON part is deep-frozen. */
 export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
@@ -42,6 +42,47 @@ export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
   readonly decisionNote: string | null;
   readonly attempts: number;
   readonly outcome: Outcome<Result> | null;
+  /**
+   * The frozen approval policy and who has approved this digest so far ("1 of 2"). For a proposal
+   * decided by one human approval, `given` holds that approver; a grant's approval is not listed.
+   */
+  readonly approvals: ProposalApprovals;
+}
+
+/** Who must approve a proposal, and who has. */
+export interface ProposalApprovals {
+  readonly required: number;
+  /** Roles an approver must hold one of; empty for any approver of the tenant. */
+  readonly roles: readonly string[];
+  readonly given: readonly { readonly by: string; readonly at: Date }[];
+}
+
+/**
+ * The frozen approval policy of a stored proposal: one approval by anyone for formats 1 and 2. A
+ * stored policy that does not parse reads as one approval by anyone, so pages that list it still
+ * render; approval refuses such a record (`corrupt_approval_record`) before anything counts.
+ */
+export function policyOf(record: Pick<ProposalRecord, 'policyJson'>): {
+  readonly required: number;
+  readonly roles: readonly string[];
+} {
+  if (record.policyJson === null) return { required: 1, roles: [] };
+  try {
+    const parsed = parseStoredJson(record.policyJson) as { required?: unknown; roles?: unknown };
+    const { required, roles } = parsed;
+    if (
+      typeof required === 'number' &&
+      Number.isSafeInteger(required) &&
+      required >= 1 &&
+      Array.isArray(roles) &&
+      roles.every((r): r is string => typeof r === 'string')
+    ) {
+      return { required, roles };
+    }
+  } catch {
+    // Falls through: see above.
+  }
+  return { required: 1, roles: [] };
 }
 
 /**
@@ -64,13 +105,19 @@ export interface ContractBody {
   readonly scopeDigest: string;
   readonly arguments: unknown;
   readonly preview: unknown;
+  /** The frozen approval policy (format 3); formats 1 and 2 never bound one. */
+  readonly approvals: { readonly required: number; readonly roles: readonly string[] } | null;
 }
 
 /** The contract digest (full SHA-256 hex) of a proposal's frozen parts, per its stored format. */
 export function contractDigest(body: ContractBody): string {
   if (body.formatVersion === 1) {
-    const { formatVersion, section, requestedBy, editedBy, ...format1 } = body;
+    const { formatVersion, section, requestedBy, editedBy, approvals, ...format1 } = body;
     return digest(format1).sha256;
+  }
+  if (body.formatVersion === 2) {
+    const { approvals, ...format2 } = body;
+    return digest(format2).sha256;
   }
   // The format version is itself digested, so a record rewritten to claim format 1 (whose digest
   // ignores the section) no longer matches its stored digest.
@@ -98,6 +145,7 @@ export function recomputeContractDigest(record: ProposalRecord): string {
     scopeDigest: record.scopeDigest,
     arguments: parseStoredJson(record.argumentsJson),
     preview: parseStoredJson(record.previewJson),
+    approvals: record.formatVersion >= 3 ? policyOf(record) : null,
   });
 }
 
@@ -113,7 +161,15 @@ export function frozenJson(text: string): unknown {
 export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
   record: ProposalRecord,
   now?: number,
+  approvals: readonly ApprovalRecord[] = [],
 ): Proposal<Args, Preview, Result> {
+  const policy = policyOf(record);
+  const given =
+    approvals.length > 0
+      ? approvals.map((a) => ({ by: a.approver, at: new Date(a.at) }))
+      : record.approvalKind === 'exact' && record.decidedBy !== null && record.decidedAt !== null
+        ? [{ by: record.decidedBy, at: new Date(record.decidedAt) }]
+        : [];
   return {
     id: record.id,
     tenant: record.tenant,
@@ -147,5 +203,10 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     decisionNote: record.decisionNote,
     attempts: record.currentAttempt,
     outcome: record.outcomeJson === null ? null : (frozenJson(record.outcomeJson) as Outcome<Result>),
+    approvals: Object.freeze({
+      required: policy.required,
+      roles: Object.freeze([...policy.roles]),
+      given: Object.freeze(given.map((g) => Object.freeze(g))),
+    }),
   };
 }

@@ -1,10 +1,10 @@
 import type { AuditEvent, AuditStep } from '../audit/event.js';
 import { displayHash } from '../canonical/digest.js';
 import { ConfigurationError } from '../canonical/errors.js';
-import type { AuditQuery } from '../store/store.js';
-import type { ProposalStatus } from '../store/records.js';
+import type { AuditQuery, StoreReader } from '../store/store.js';
+import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
-import { type Proposal, toProposal } from './proposal.js';
+import { policyOf, type Proposal, toProposal } from './proposal.js';
 
 /** One page of a tenant's proposals, newest first. */
 export interface ProposalPage {
@@ -25,14 +25,22 @@ export interface ListInput {
   readonly cursor?: string;
 }
 
+/** The recorded approvals of a proposal that needs several; none is read for a single approval. */
+async function approvalsOf(tx: StoreReader, record: ProposalRecord): Promise<ApprovalRecord[]> {
+  return policyOf(record).required > 1 ? tx.listApprovals(record.tenant, record.id) : [];
+}
+
 /** One proposal of a tenant, or undefined (another tenant's proposal is indistinguishable from a missing one). */
 export async function getProposal(
   ctx: EngineContext,
   tenant: string,
   proposalId: string,
 ): Promise<Proposal | undefined> {
-  const record = await ctx.store.read((tx) => tx.getProposal(tenant, proposalId));
-  return record ? toProposal(record, ctx.clock.now()) : undefined;
+  const found = await ctx.store.read(async (tx) => {
+    const record = await tx.getProposal(tenant, proposalId);
+    return record ? { record, approvals: await approvalsOf(tx, record) } : undefined;
+  });
+  return found ? toProposal(found.record, ctx.clock.now(), found.approvals) : undefined;
 }
 
 function decodeCursor(cursor: string | undefined): { createdAt: number; id: string } | undefined {
@@ -49,21 +57,23 @@ export async function listProposals(
 ): Promise<ProposalPage> {
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50), 1), 200);
   const before = decodeCursor(input.cursor);
-  const records = await ctx.store.read((tx) =>
-    tx.listProposals(tenant, {
+  const { records, approvals } = await ctx.store.read(async (tx) => {
+    const records = await tx.listProposals(tenant, {
       limit: limit + 1,
       ...(input.status !== undefined ? { status: input.status } : {}),
       ...(input.runId !== undefined ? { runId: input.runId } : {}),
       ...(input.operation !== undefined ? { operation: input.operation } : {}),
       ...(input.requestedBy !== undefined ? { requestedBy: input.requestedBy } : {}),
       ...(before ? { before } : {}),
-    }),
-  );
+    });
+    const approvals = await Promise.all(records.slice(0, limit).map((r) => approvalsOf(tx, r)));
+    return { records, approvals };
+  });
   const page = records.slice(0, limit);
   const last = page[page.length - 1];
   const now = ctx.clock.now();
   return {
-    items: page.map((r) => toProposal(r, now)),
+    items: page.map((r, i) => toProposal(r, now, approvals[i])),
     ...(records.length > limit && last
       ? { nextCursor: Buffer.from(`${last.createdAt}~${last.id}`).toString('base64url') }
       : {}),

@@ -156,6 +156,13 @@ export interface OperationDefinition<
    * proposer and the editor never approve); each use is audited.
    */
   readonly allowEditorApproval?: boolean;
+  /**
+   * Who must approve: statically, or from the typed arguments, e.g.
+   * `(a) => a.amount_minor >= 1_000_000 ? { required: 2, roles: ['approver'] } : { required: 1 }`.
+   * Resolved once when the proposal is made and frozen into its contract digest: a later change of
+   * this policy never changes what an existing proposal needs. Default `{ required: 1 }`.
+   */
+  readonly approvals?: ApprovalPolicy | ((args: z.output<ArgsSchema>) => ApprovalPolicy);
   /** Builds the scope from arguments; defaults to `{ tenant, operation, ...arguments }`. */
   readonly toScope?: (args: z.output<ArgsSchema>, facts: ProposalFacts) => unknown;
   /** Resolves defaults and derived values from server-owned state. */
@@ -207,6 +214,8 @@ export interface Operation<
   readonly editable: readonly string[];
   /** See {@link OperationDefinition.allowEditorApproval}. */
   readonly allowEditorApproval: boolean;
+  /** The approval policy of a proposal with these arguments (see {@link OperationDefinition.approvals}). */
+  approvalsOf(args: Args): FrozenApprovalPolicy;
   /** The resource derived from the arguments, when the operation names its own. */
   resourceOf?(args: Args): string;
   toScope(args: Args, facts: ProposalFacts): unknown;
@@ -317,6 +326,9 @@ export function defineOperation<
       `${d.kind}: supportedScopeVersions must include scopeVersion ${d.scopeVersion}`,
     );
   }
+  // A static policy is checked once, here; one computed from the arguments when each proposal is made.
+  const staticPolicy =
+    typeof d.approvals === 'function' ? undefined : checkedPolicy(d.kind, d.approvals ?? { required: 1 });
   type Args = z.output<ArgsSchema>;
   const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result> = {
     kind: d.kind,
@@ -333,6 +345,8 @@ export function defineOperation<
     arguments: d.arguments as z.ZodType<Args> | undefined,
     editable: Object.freeze([...(d.editable ?? [])]),
     allowEditorApproval: d.allowEditorApproval ?? false,
+    approvalsOf: (args: Args) =>
+      staticPolicy ?? checkedPolicy(d.kind, (d.approvals as (a: Args) => ApprovalPolicy)(args)),
     ...(d.resource ? { resourceOf: d.resource } : {}),
     toScope:
       d.toScope ??
@@ -350,6 +364,34 @@ export function defineOperation<
     handback: d.handback ?? defaultHandback,
   };
   return Object.freeze(operation);
+}
+
+/**
+ * Who must approve a proposal: `required` distinct eligible approvers (never the proposer or the
+ * editor), each holding one of `roles` when roles are given.
+ */
+export interface ApprovalPolicy {
+  /** How many distinct approvers must approve the same digest, 1 to 10. */
+  readonly required: number;
+  /** When given, each approver must hold one of these roles (else `forbidden`). */
+  readonly roles?: readonly string[];
+}
+
+/** A validated policy with roles sorted and deduplicated, as it is frozen into a proposal. */
+export interface FrozenApprovalPolicy {
+  readonly required: number;
+  readonly roles: readonly string[];
+}
+
+function checkedPolicy(kind: string, policy: ApprovalPolicy): FrozenApprovalPolicy {
+  if (!Number.isSafeInteger(policy?.required) || policy.required < 1 || policy.required > 10) {
+    throw new OperationDefinitionError(`${kind}: approvals.required must be a whole number from 1 to 10`);
+  }
+  const roles = policy.roles ?? [];
+  if (!Array.isArray(roles) || roles.some((r) => typeof r !== 'string' || r.length === 0)) {
+    throw new OperationDefinitionError(`${kind}: approvals.roles must be non-empty role names`);
+  }
+  return { required: policy.required, roles: [...new Set(roles)].sort() };
 }
 
 // Unknown keys must be an error the model (or executor) can see, never silently stripped or merged.

@@ -7,11 +7,13 @@ export {
 } from './authorize-execution.js';
 export {
   type AnyOperation,
+  type ApprovalPolicy,
   type CommandMeta,
   type DefiniteFailure,
   defineOperation,
   type Effect,
   type ExecuteContext,
+  type FrozenApprovalPolicy,
   type LocalTransaction,
   type Operation,
   type OperationDefinition,

@@ -28,6 +28,7 @@ export const REASONS = [
   'section_mismatch',
   'separation_of_duties',
   'rate_limited',
+  'already_approved',
 ] as const;
 
 /** One of the stable reason codes in {@link REASONS}. */

@@ -59,17 +59,39 @@ const FORMAT_2 = FORMAT_1.extend({
   editedBy: z.string().min(1).nullable(),
 });
 
-// A format-1 record read back from a newer schema carries the later columns as null: they are not
-// part of what format 1 stored, so they are set aside before its schema (never edited) checks it.
-const format1 = z
-  .preprocess((raw) => {
-    if (typeof raw !== 'object' || raw === null || !('editedBy' in raw)) return raw;
-    const { editedBy, ...rest } = raw as Record<string, unknown>;
-    return editedBy === null ? rest : raw;
-  }, FORMAT_1)
-  .transform((record): ProposalRecord => ({ ...record, editedBy: null }));
+// Format 3: adds the frozen approval policy, canonical JSON `{"required":n,"roles":[...]}`, bound
+// into the contract digest.
+const FORMAT_3 = FORMAT_2.extend({
+  formatVersion: z.literal(3),
+  policyJson: z.string().regex(/^\{"required":([1-9]|10),"roles":\[("[^"\\]+"(,"[^"\\]+")*)?\]\}$/),
+});
 
-const FORMATS: Readonly<Record<number, z.ZodType<ProposalRecord, unknown>>> = { 1: format1, 2: FORMAT_2 };
+/** Sets aside columns a later schema added, when they are null: an older format never stored them. */
+function withoutLaterColumns(raw: unknown, later: readonly string[]): unknown {
+  if (typeof raw !== 'object' || raw === null) return raw;
+  const copy: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+  for (const key of later) {
+    if (key in copy && copy[key] === null) delete copy[key];
+  }
+  return copy;
+}
+
+// A format-1 or format-2 record read back from a newer schema carries the later columns as null:
+// they are not part of what that format stored, so they are set aside before its schema (never
+// edited) checks it.
+const format1 = z
+  .preprocess((raw) => withoutLaterColumns(raw, ['editedBy', 'policyJson']), FORMAT_1)
+  .transform((record): ProposalRecord => ({ ...record, editedBy: null, policyJson: null }));
+
+const format2 = z
+  .preprocess((raw) => withoutLaterColumns(raw, ['policyJson']), FORMAT_2)
+  .transform((record): ProposalRecord => ({ ...record, policyJson: null }));
+
+const FORMATS: Readonly<Record<number, z.ZodType<ProposalRecord, unknown>>> = {
+  1: format1,
+  2: format2,
+  3: FORMAT_3,
+};
 
 /**
  * Checks a stored proposal against the schema of its own `formatVersion`. Unknown versions, missing

@@ -38,8 +38,10 @@ export const FINAL_STATUSES: readonly ProposalStatus[] = [
 /**
  * The stored proposal format this code writes. Older formats keep their fixtures forever.
  * Format 2 adds `editedBy` and binds `section`, `requestedBy` and `editedBy` into the contract digest.
+ * Format 3 adds `policyJson`, the approval policy resolved when the proposal was made, also bound
+ * into the digest: a later change of the operation's policy never changes what it needs.
  */
-export const PROPOSAL_FORMAT_VERSION = 2;
+export const PROPOSAL_FORMAT_VERSION = 3;
 
 /**
  * The durable proposal, as a store persists it. JSON parts are stored as canonical JSON text so
@@ -58,6 +60,11 @@ export interface ProposalRecord {
    * editor never approves it unless the operation or server explicitly allows it.
    */
   readonly editedBy: string | null;
+  /**
+   * Canonical JSON of the frozen approval policy `{"required":n,"roles":[…]}` (format 3), else
+   * null: formats 1 and 2 need one approval from any approver.
+   */
+  readonly policyJson: string | null;
   readonly operation: string;
   readonly scopeVersion: number;
   readonly viewVersion: number;
@@ -125,6 +132,16 @@ export interface AttemptRecord {
   readonly finishedAt: number | null;
 }
 
+/** One human approval of a proposal that needs several (quorum): bound to the digest approved. */
+export interface ApprovalRecord {
+  readonly tenant: string;
+  readonly proposalId: string;
+  /** The approving operator's principal id; one approval per person per proposal. */
+  readonly approver: string;
+  readonly digest: string;
+  readonly at: number;
+}
+
 /** Fields of an attempt that change. */
 export type AttemptPatch = Partial<Pick<AttemptRecord, 'status' | 'leaseUntil' | 'commandId' | 'finishedAt'>>;
 
@@ -156,6 +173,11 @@ export interface GrantRecord {
   readonly revokedAt: number | null;
   readonly revokedBy: string | null;
   readonly note: string | null;
+  /**
+   * True only when the grant explicitly says it may approve proposals whose policy needs more than
+   * one approval; otherwise such a proposal is `outside_grant` and waits for its approvers.
+   */
+  readonly satisfiesQuorum: boolean;
 }
 
 /** Re-export for stores that persist outcomes. */

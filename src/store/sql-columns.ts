@@ -1,4 +1,4 @@
-import type { AttemptRecord, GrantRecord, ProposalRecord } from './records.js';
+import type { ApprovalRecord, AttemptRecord, GrantRecord, ProposalRecord } from './records.js';
 
 // One list maps record fields to SQL columns for every SQL backend, so the backends cannot drift.
 /** Proposal record fields and their SQL columns, in insert order. */
@@ -11,6 +11,7 @@ export const PROPOSAL_COLUMNS = [
   ['resource', 'resource'],
   ['requestedBy', 'requested_by'],
   ['editedBy', 'edited_by'],
+  ['policyJson', 'policy_json'],
   ['operation', 'operation'],
   ['scopeVersion', 'scope_version'],
   ['viewVersion', 'view_version'],
@@ -69,7 +70,19 @@ export const GRANT_COLUMNS = [
   ['revokedAt', 'revoked_at'],
   ['revokedBy', 'revoked_by'],
   ['note', 'note'],
+  ['satisfiesQuorum', 'satisfies_quorum'],
 ] as const satisfies readonly (readonly [keyof GrantRecord, string])[];
+
+/** Approval (quorum) record fields and their SQL columns, in insert order. */
+export const APPROVAL_COLUMNS = [
+  ['tenant', 'tenant'],
+  ['proposalId', 'proposal_id'],
+  ['approver', 'approver'],
+  ['digest', 'digest'],
+  ['at', 'at'],
+] as const satisfies readonly (readonly [keyof ApprovalRecord, string])[];
+
+const BOOLEAN_FIELDS = new Set(['satisfiesQuorum']);
 
 const INTEGER_FIELDS = new Set([
   'capTotal',
@@ -105,8 +118,11 @@ export function fromRow<T>(columns: readonly (readonly [string, string])[], row:
   const out: Record<string, unknown> = {};
   for (const [field, column] of columns) {
     const value = row[column];
-    out[field] =
-      value !== null && value !== undefined && INTEGER_FIELDS.has(field) ? Number(value) : (value ?? null);
+    out[field] = BOOLEAN_FIELDS.has(field)
+      ? value === true || value === 1 || value === '1'
+      : value !== null && value !== undefined && INTEGER_FIELDS.has(field)
+        ? Number(value)
+        : (value ?? null);
   }
   return out as T;
 }
@@ -114,7 +130,9 @@ export function fromRow<T>(columns: readonly (readonly [string, string])[], row:
 /** The row values of a record, in column order. */
 export function toRow(columns: readonly (readonly [string, string])[], record: object): unknown[] {
   const r = record as Record<string, unknown>;
-  return columns.map(([field]) => r[field] ?? null);
+  return columns.map(([field]) =>
+    BOOLEAN_FIELDS.has(field) ? (r[field] === true ? 1 : 0) : (r[field] ?? null),
+  );
 }
 
 /** Audit event fields and their SQL columns, in insert order (see `auditRow`). */

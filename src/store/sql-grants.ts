@@ -22,6 +22,12 @@ export const GRANT_SQL = Object.freeze({
     id: string,
     spend: { readonly amount: number; readonly now: number },
   ): unknown[] => [spend.amount, tenant, id, spend.now, spend.amount],
+  /** Records one quorum approval; a second by the same approver inserts nothing (0 changes). */
+  insertApproval:
+    'INSERT INTO countersign_approvals (tenant, proposal_id, approver, digest, at) VALUES (?, ?, ?, ?, ?) ' +
+    'ON CONFLICT (tenant, proposal_id, approver) DO NOTHING',
+  listApprovals:
+    'SELECT * FROM countersign_approvals WHERE tenant = ? AND proposal_id = ? ORDER BY at, approver',
   revoke:
     'UPDATE countersign_grants SET revoked_at = ?, revoked_by = ? WHERE tenant = ? AND id = ? AND revoked_at IS NULL',
 });

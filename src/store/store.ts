@@ -1,6 +1,7 @@
 import type { AuditEvent, AuditStep, ChainHead } from '../audit/event.js';
 import type { LocalTransaction } from '../operation/define-operation.js';
 import type {
+  ApprovalRecord,
   AttemptPatch,
   AttemptRecord,
   AttemptStatus,
@@ -111,6 +112,7 @@ export type StoreReader = Pick<
   | 'listAudit'
   | 'auditHead'
   | 'auditTenants'
+  | 'listApprovals'
 >;
 
 /** The operations available inside a store transaction. Every query names its tenant. */
@@ -175,6 +177,13 @@ export interface StoreTransaction {
     id: string,
     revoke: { readonly by: string; readonly now: number },
   ): Promise<boolean>;
+  /**
+   * Records one person's approval of a proposal that needs several. Returns false (and changes
+   * nothing) when this approver already approved it.
+   */
+  insertApproval(record: ApprovalRecord): Promise<boolean>;
+  /** The approvals recorded for one proposal, oldest first. */
+  listApprovals(tenant: string, proposalId: string): Promise<ApprovalRecord[]>;
   /**
    * Appends one audit event to its tenant's chain. `build` receives the current head (locked until
    * commit) and returns the chained event.

@@ -29,6 +29,7 @@ export function sampleProposal(overrides: Partial<ProposalRecord> = {}): Proposa
     resource: 'invoice:inv-104',
     requestedBy: 'agent:acme',
     editedBy: null,
+    policyJson: '{"required":1,"roles":[]}',
     operation: 'invoice.pay',
     scopeVersion: 1,
     viewVersion: 1,
@@ -96,6 +97,7 @@ function sampleGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     revokedAt: null,
     revokedBy: null,
     note: null,
+    satisfiesQuorum: false,
     ...overrides,
   };
 }
@@ -540,10 +542,38 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         Array.from({ length: 25 }, (_, i) => i + 1),
       );
     }),
+    withStore('quorum approvals: one per approver, listed oldest first, tenant-scoped', async (store) => {
+      const p = sampleProposal({ policyJson: '{"required":2,"roles":[]}' });
+      const approval = (approver: string, at: number, tenant = p.tenant) => ({
+        tenant,
+        proposalId: p.id,
+        approver,
+        digest: p.digest,
+        at,
+      });
+      await store.transaction((tx) => tx.insertProposal(p));
+      assert.deepEqual(await store.transaction((tx) => tx.getProposal(p.tenant, p.id)), p);
+      assert.equal(await store.transaction((tx) => tx.insertApproval(approval('user:bob', 20))), true);
+      assert.equal(await store.transaction((tx) => tx.insertApproval(approval('user:ada', 10))), true);
+      // The same approver again inserts nothing, whatever the time.
+      assert.equal(await store.transaction((tx) => tx.insertApproval(approval('user:ada', 30))), false);
+      assert.equal(
+        await store.transaction((tx) => tx.insertApproval(approval('user:ada', 40, 'globex'))),
+        true,
+      );
+      assert.deepEqual(await store.read((r) => r.listApprovals(p.tenant, p.id)), [
+        approval('user:ada', 10),
+        approval('user:bob', 20),
+      ]);
+      assert.deepEqual(await store.read((r) => r.listApprovals('globex', p.id)), [
+        approval('user:ada', 40, 'globex'),
+      ]);
+    }),
     withStore('grants round-trip, are tenant-scoped, and list newest first by subject', async (store) => {
       const a = sampleGrant({ createdAt: 10 });
       const b = sampleGrant({
         createdAt: 20,
+        satisfiesQuorum: true,
         subject: 'agent:other',
         capUses: 3,
         capField: null,

@@ -126,7 +126,8 @@ describe('countersign demo and audit commands on a real SQLite file', () => {
     expect(new Set(hashes).size).toBe(1);
     expect(demo.out).toContain('→ denied scope_mismatch  $.amount_minor: 24049 -> 240490');
     expect(demo.out).toContain('approving the old card → superseded');
-    expect(demo.out).toContain('needs_reconciliation');
+    expect(demo.out).toContain('by user:ada@acme.test → 1 of 2 approvals; nothing ran yet');
+    expect(demo.out).toMatch(/executed {2}prp_\w+ {2}hash [0-9a-f]{12} → needs_reconciliation/);
     expect(demo.out).toMatch(/audit chain: intact \(\d+ events\)/);
 
     const verify = await cli(['audit', 'verify', '--db', db]);

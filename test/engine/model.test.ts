@@ -17,9 +17,13 @@ interface Real {
 }
 
 const TENANTS = ['acme', 'globex'] as const;
+/** The approvers of each tenant: quorum steps pick one of them. */
+const APPROVERS = ['ada', 'bob', 'carol'] as const;
 const REQUESTS = [
   { operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, resource: 'invoice:inv-104' },
   { operation: 'invoice.pay', request: { invoice_id: 'inv-106' }, resource: 'invoice:inv-106' },
+  // 12,500.00 USD: the policy asks two distinct approvers (a quorum).
+  { operation: 'invoice.pay', request: { invoice_id: 'inv-105' }, resource: 'invoice:inv-105' },
   {
     operation: 'email_broadcast.apply_draft',
     request: { broadcast_id: 'bc-spring', subject: 'Hi', body: 'Body' },
@@ -59,7 +63,22 @@ async function checkInvariants(real: Real): Promise<void> {
         expect(approval!.digests.seen).toBe(p.digest);
         expect(approval!.at).toBeLessThan(p.expiresAt.getTime());
         for (const c of commands) expect(c.seq).toBeGreaterThan(approval!.seq);
+        // A quorum executes only with enough distinct approvers, none of them proposer or editor.
+        if (p.approvals.required > 1) {
+          const counted = approval!.detail['approvers'] as string[];
+          expect(new Set(counted).size).toBe(counted.length);
+          expect(counted.length).toBeGreaterThanOrEqual(p.approvals.required);
+          expect(counted).not.toContain(p.requestedBy);
+          if (p.editedBy) expect(counted).not.toContain(p.editedBy);
+        }
       }
+      // Never a lost quorum: a proposal with all its approvals is no longer pending.
+      const givers = p.approvals.given.map((g) => g.by);
+      expect(new Set(givers).size).toBe(givers.length);
+      if (p.approvals.required > 1 && p.status === 'pending')
+        expect(givers.length).toBeLessThan(p.approvals.required);
+      if (p.approvals.required > 1)
+        expect(events.filter((e) => e.step === 'claimed').length).toBeLessThanOrEqual(1);
       const expectedStep: Record<string, string> = {
         declined: 'declined',
         superseded: 'edited',
@@ -79,7 +98,7 @@ async function checkInvariants(real: Real): Promise<void> {
 type Cmd = fc.AsyncCommand<Model, Real>;
 
 /** What the random histories reached, so the test proves it exercised the lifecycle. */
-const reached = { proposed: 0, claimed: 0, outcomes: new Set<string>() };
+const reached = { proposed: 0, claimed: 0, partial: 0, quorumClaimed: 0, outcomes: new Set<string>() };
 
 class Propose implements Cmd {
   constructor(
@@ -108,15 +127,17 @@ class Approve implements Cmd {
     readonly index: number,
     readonly rightDigest: boolean,
     readonly crossTenant: boolean,
+    readonly who: (typeof APPROVERS)[number] = 'ada',
   ) {}
   check = (m: Readonly<Model>) => m.proposals.length > 0;
   async run(m: Model, r: Real) {
     const p = m.proposals[this.index % m.proposals.length]!;
     const tenant = this.crossTenant ? TENANTS.find((t) => t !== p.tenant)! : p.tenant;
+    const before = await r.engine.get(p.tenant, p.id);
     const result = await r.engine.approve({
       tenant,
       proposalId: p.id,
-      approver: approver(tenant),
+      approver: approver(tenant, this.who),
       seenDigest: this.rightDigest ? p.digest : 'e'.repeat(64),
     });
     if (this.crossTenant) expect(result).toMatchObject({ kind: 'not_approvable', reason: 'not_found' });
@@ -124,10 +145,39 @@ class Approve implements Cmd {
       expect(this.rightDigest && !this.crossTenant).toBe(true);
       m.contracts.push(result.contract);
       reached.claimed++;
+      if ((before?.approvals.required ?? 1) > 1) {
+        reached.quorumClaimed++;
+        // The claiming approval is the one that completed the quorum, by someone new.
+        expect(before?.approvals.given.map((g) => g.by)).not.toContain(approver(tenant, this.who).id);
+        expect((before?.approvals.given.length ?? 0) + 1).toBe(before?.approvals.required);
+      }
     }
+    if (result.kind === 'awaiting_approvals') {
+      reached.partial++;
+      expect(result.given.map((g) => g.by)).toContain(approver(tenant, this.who).id);
+      expect(result.given.length).toBe((before?.approvals.given.length ?? 0) + 1);
+      expect(result.given.length).toBeLessThan(result.required);
+    }
+    // The same person never counts twice.
+    if (
+      before?.approvals.given.some((g) => g.by === approver(tenant, this.who).id) &&
+      before.status === 'pending'
+    )
+      expect(result).toMatchObject({ kind: 'not_approvable' });
     await checkInvariants(r);
   }
-  toString = () => `approve(${this.index}, digest=${this.rightDigest}, cross=${this.crossTenant})`;
+  toString = () =>
+    `approve(${this.index}, digest=${this.rightDigest}, cross=${this.crossTenant}, ${this.who})`;
+}
+
+/** Two approvers in turn (bob, then carol): completes a quorum whenever the proposal is still open. */
+class ApproveByTwo implements Cmd {
+  constructor(readonly index: number) {}
+  check = (m: Readonly<Model>) => m.proposals.length > 0;
+  async run(m: Model, r: Real) {
+    for (const who of ['bob', 'carol'] as const) await new Approve(this.index, true, false, who).run(m, r);
+  }
+  toString = () => `approveByTwo(${this.index})`;
 }
 
 class Execute implements Cmd {
@@ -211,7 +261,10 @@ describe('the lifecycle as a model (fast-check commands)', () => {
     const index = fc.nat(20);
     const commands = [
       fc.tuple(fc.constantFrom(...TENANTS), fc.nat(REQUESTS.length - 1)).map(([t, w]) => new Propose(t, w)),
-      fc.tuple(index, fc.nat(9)).map(([i, roll]) => new Approve(i, roll !== 0, roll === 1)),
+      fc
+        .tuple(index, fc.nat(9), fc.constantFrom(...APPROVERS))
+        .map(([i, roll, who]) => new Approve(i, roll !== 0, roll === 1, who)),
+      index.map((i) => new ApproveByTwo(i)),
       index.map((i) => new Execute(i)),
       index.map((i) => new Decline(i)),
       fc.tuple(index, fc.string({ minLength: 1, maxLength: 20 })).map(([i, s]) => new Edit(i, s)),
@@ -238,6 +291,8 @@ describe('the lifecycle as a model (fast-check commands)', () => {
     );
     expect(reached.proposed).toBeGreaterThan(20);
     expect(reached.claimed).toBeGreaterThan(5);
+    expect(reached.partial).toBeGreaterThan(2);
+    expect(reached.quorumClaimed).toBeGreaterThan(0);
     expect([...reached.outcomes]).toEqual(expect.arrayContaining(['succeeded', 'needs_reconciliation']));
   });
 });

@@ -292,6 +292,7 @@ describe('who may grant, and what a grant may say', () => {
       revokedAt: null,
       revokedBy: null,
       note: null,
+      satisfiesQuorum: false,
     };
     const scope = { amount_minor: 5, currency: 'USD' };
     // `constructor` is absent (null), so `equals: null` holds; the cap field is absent, not a function.

@@ -42,7 +42,7 @@ describe('Prometheus metrics from the lifecycle', () => {
       seenDigest: paid.digest,
     });
     h.world.provider.failWhen(() => true, 'timeout_after_commit');
-    const lost = await proposePayment(h.engine, 'acme', 'inv-105');
+    const lost = await proposePayment(h.engine, 'acme', 'inv-106');
     await h.engine.approveAndExecute({
       tenant: 'acme',
       proposalId: lost.id,

@@ -28,6 +28,31 @@ describe('defineOperation', () => {
     ).toThrow(/z.strictObject/);
   });
 
+  it('an approval policy: static ones checked at definition, computed ones per arguments, roles sorted', () => {
+    for (const required of [0, 1.5, 11, Number.NaN]) {
+      expect(() => defineOperation({ kind: 'x.y', scopeVersion: 1, scope, approvals: { required } })).toThrow(
+        /approvals.required/,
+      );
+    }
+    expect(() =>
+      defineOperation({ kind: 'x.y', scopeVersion: 1, scope, approvals: { required: 2, roles: [''] } }),
+    ).toThrow(/approvals.roles/);
+    expect(defineOperation({ kind: 'x.y', scopeVersion: 1, scope }).approvalsOf({} as never)).toEqual({
+      required: 1,
+      roles: [],
+    });
+    const computed = defineOperation({
+      kind: 'x.y',
+      scopeVersion: 1,
+      scope,
+      arguments: z.strictObject({ n: z.number() }),
+      approvals: (a) =>
+        a.n > 5 ? { required: 2, roles: ['treasurer', 'approver', 'treasurer'] } : { required: 1 },
+    });
+    expect(computed.approvalsOf({ n: 9 })).toEqual({ required: 2, roles: ['approver', 'treasurer'] });
+    expect(computed.approvalsOf({ n: 1 })).toEqual({ required: 1, roles: [] });
+  });
+
   it('refuses bad kinds, versions and durations with the field named', () => {
     expect(() => defineOperation({ kind: 'Pay Invoice', scopeVersion: 1, scope })).toThrow(/kind/);
     expect(() => defineOperation({ kind: 'x.y', scopeVersion: 0, scope })).toThrow(/scopeVersion/);

@@ -624,6 +624,10 @@ for (const { name, skip } of BACKENDS) {
         scopeDigest,
         arguments: args,
         preview,
+        approvals:
+          r['policy_json'] === null
+            ? null
+            : (parseJson(String(r['policy_json'])) as { required: number; roles: string[] }),
       });
       await sql.run(
         'UPDATE countersign_proposals SET arguments_json = ?, scope_json = ?, scope_digest = ?, preview_json = ?, digest = ? WHERE tenant = ? AND id = ?',

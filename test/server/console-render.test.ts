@@ -156,6 +156,54 @@ describe('the proposal page', () => {
     expect(again.location).toBe(`/proposals/${proposal.id}`);
   });
 
+  it('a two-approver payment: "1 of 2" on the page, the inbox and the API; the second approver executes it', async () => {
+    const proposal = await payment(1_250_000);
+    const client = await signedIn();
+    const approve = await client.post(`/proposals/${proposal.id}/approve`, {
+      digest: proposal.digest,
+      csrf: await client.csrf(),
+    });
+    expect(approve.status).toBe(303);
+    const page = await client.get(approve.location!);
+    expect(page.html).toContain(
+      'Your approval was recorded: 1 of 2 approvals; another approver must approve. Nothing ran yet.',
+    );
+    expect(page.html).toContain('<strong data-testid="approvals">1 of 2</strong>');
+    expect(page.html).toContain('Approved 1 of 2: another approver must approve');
+    const inbox = await client.get('/');
+    const row = inbox.html.slice(inbox.html.indexOf(`/proposals/${proposal.id}`));
+    expect(row.slice(0, 800)).toContain('1 of 2 approvals');
+    const json = await call(h, 'GET', `/api/v1/proposals/${proposal.id}`, {
+      token: h.tenants.acme.operators.viewer.token,
+    });
+    expect(json.body['approvals']).toEqual({
+      required: 2,
+      roles: [],
+      given: [{ by: 'user:approver@acme.test', at: expect.any(String) }],
+    });
+    // The same approver again does not count.
+    const again = await client.post(`/proposals/${proposal.id}/approve`, {
+      digest: proposal.digest,
+      csrf: await client.csrf(),
+    });
+    expect((await client.get(again.location ?? `/proposals/${proposal.id}`)).html).toContain(
+      'already_approved',
+    );
+
+    const email = `approver2-${proposal.id}@acme.test`;
+    const password = 'pw-approver2-acme-0123456789';
+    await h.directory.addOperator({ tenant: 'acme', email, password, roles: ['approver'] });
+    const second = new ConsoleClient(h.url);
+    expect((await second.login(email, password)).status).toBe(303);
+    const done = await second.post(`/proposals/${proposal.id}/approve`, {
+      digest: proposal.digest,
+      csrf: await second.csrf(),
+    });
+    const result = await second.get(done.location!);
+    expect(result.html).toContain('Approved. The contract was executed once');
+    expect(result.html).toContain('<strong data-testid="approvals">2 of 2</strong>');
+  });
+
   it('shows revision required with its safe reason when revalidation fails', async () => {
     const invoice = freshInvoice(h.world, 'acme');
     const proposal = await proposeViaApi(h, 'acme', {

@@ -113,6 +113,48 @@ describe('grants over HTTP', () => {
     expect((again.body as { reason: string }).reason).toBe('grant_revoked');
   });
 
+  it('a grant stands in for a two-approver payment only when it says satisfiesQuorum', async () => {
+    const acme = h.tenants.acme;
+    const body = {
+      subject: 'agent:acme-assistant',
+      operations: ['invoice.pay'],
+      resource: 'invoice:*',
+      constraints: { currency: { equals: 'USD' } },
+      expiresAt: new Date(h.clock.now() + 3_600_000).toISOString(),
+    };
+    const plain = await call(h, 'POST', '/api/v1/grants', { token: acme.operators.admin.token, body });
+    expect(plain.body).toMatchObject({ satisfiesQuorum: false });
+    const propose = async () => {
+      const invoice = freshInvoice(h.world, 'acme', 1_250_000);
+      return call(h, 'POST', '/api/v1/proposals', {
+        token: acme.agentToken,
+        body: { operation: 'invoice.pay', request: { invoice_id: invoice }, runId: 'run-q' },
+      });
+    };
+    const waiting = await propose();
+    expect(waiting.body).toMatchObject({
+      status: 'pending',
+      approvals: { required: 2, given: [] },
+      grant: { kind: 'refused', reason: 'outside_grant' },
+    });
+    expect((waiting.body as { grant: { detail: string } }).grant.detail).toContain('needs 2 approvals');
+    await call(h, 'POST', `/api/v1/grants/${(plain.body as { id: string }).id}/revoke`, {
+      token: acme.operators.admin.token,
+      body: {},
+    });
+    const explicit = await call(h, 'POST', '/api/v1/grants', {
+      token: acme.operators.admin.token,
+      body: { ...body, satisfiesQuorum: true },
+    });
+    expect(explicit.body).toMatchObject({ satisfiesQuorum: true });
+    const covered = await propose();
+    expect(covered.body).toMatchObject({ status: 'succeeded', grant: { kind: 'approved_by_grant' } });
+    await call(h, 'POST', `/api/v1/grants/${(explicit.body as { id: string }).id}/revoke`, {
+      token: acme.operators.admin.token,
+      body: {},
+    });
+  });
+
   it('an invalid grant is 422 naming every field', async () => {
     const r = await call(h, 'POST', '/api/v1/grants', {
       token: h.tenants.acme.operators.admin.token,

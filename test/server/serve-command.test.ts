@@ -30,7 +30,8 @@ describe('countersign serve --demo', () => {
       const t = credentials.tenants[tenant]!;
       expect(t.agentToken).toMatch(/^cs_agent_/);
       expect(t.operatorToken).toMatch(/^cs_op_/);
-      expect(t.operators.map((o) => o.role).sort()).toEqual(['admin', 'approver', 'viewer']);
+      expect(t.operators.map((o) => o.role).sort()).toEqual(['admin', 'approver', 'approver', 'viewer']);
+      expect(t.operators.map((o) => o.email)).toContain(`approver2@${tenant}.test`);
     }
     const acme = credentials.tenants['acme']!;
     const approver = acme.operators.find((o) => o.role === 'approver')!;
@@ -84,7 +85,27 @@ describe('countersign serve --demo', () => {
         });
         return ((await r.json()) as { outcome: { kind: string } }).outcome.kind;
       };
-      expect(await outcomeOf('invoice:inv-105')).toBe('revision_required');
+      // 12,500.00 USD needs two approvers: the first approval waits at "1 of 2", nothing runs.
+      const big = items.find((i) => i.resource === 'invoice:inv-105')!;
+      const first = await fetch(`${server.url}/api/v1/proposals/${big.id}/approve`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ seenDigest: big.digest }),
+      });
+      expect(first.status).toBe(202);
+      expect(await first.json()).toMatchObject({
+        id: big.id,
+        approvals: { required: 2, given: [{ by: 'user:approver@globex.test' }] },
+      });
+      const second = await fetch(`${server.url}/api/v1/proposals/${big.id}/approve`, {
+        method: 'POST',
+        headers: {
+          ...headers,
+          authorization: `Bearer ${credentials.tenants['globex']!.secondApproverToken}`,
+        },
+        body: JSON.stringify({ seenDigest: big.digest }),
+      });
+      expect(((await second.json()) as { outcome: { kind: string } }).outcome.kind).toBe('revision_required');
       expect(await outcomeOf('invoice:inv-106')).toBe('needs_reconciliation');
       expect(await outcomeOf('invoice:inv-104')).toBe('succeeded');
     } finally {

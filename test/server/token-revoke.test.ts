@@ -91,7 +91,8 @@ describe('countersign token list / revoke', () => {
     const acme = credentials.tenants['acme']!;
     expect((await asBearer(acme.operatorToken)).status).toBe(200);
     const list = await cli(['token', 'list', '--db', db, '--tenant', 'acme']);
-    const id = /^(tok_[0-9a-f]{16}) {2}operator .* live$/m.exec(list.out)?.[1];
+    // The first approver's token (the demo also issues one to its second approver).
+    const id = /^(tok_[0-9a-f]{16}) {2}operator .* "demo api" {2}issued .* live$/m.exec(list.out)?.[1];
     expect(id).toBeDefined();
     const r = await cli(['token', 'revoke', '--db', db, id!]);
     expect(r.code).toBe(0);

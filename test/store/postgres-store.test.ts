@@ -164,6 +164,7 @@ describe(`PostgreSQL store ${on}`, () => {
       revokedAt: null,
       revokedBy: null,
       note: 'small USD invoices ✓',
+      satisfiesQuorum: false,
     };
     await store.transaction((tx) => tx.insertGrant(grant));
     expect(await store.transaction((tx) => tx.getGrant('acme', grant.id))).toEqual(grant);
@@ -574,6 +575,7 @@ describe('openStore and countersign migrate', () => {
           ),
         );
         expect(tables.map((t) => t['table_name'])).toEqual([
+          'countersign_approvals',
           'countersign_attempts',
           'countersign_audit_events',
           'countersign_audit_heads',

@@ -58,6 +58,51 @@ describe('stored proposal format 2 (fixture kept forever): section, proposer and
   });
 });
 
+describe('stored proposal format 3 (fixture kept forever): the approval policy is frozen and bound', () => {
+  const v3 = () => decodeProposalRecord(read(join(FIXTURES, 'proposal-format-v3.json')));
+
+  it('decodes, verifies, waits at 1 of 2, and the second approver executes it as it was', async () => {
+    const record = v3();
+    expect(record).toMatchObject({ formatVersion: 3, policyJson: '{"required":2,"roles":[]}' });
+    const store = new SqliteStore({ path: ':memory:' });
+    const engine = await createEngine({
+      store,
+      operations: demoOperations(demoWorld()),
+      clock: new ManualClock(record.createdAt),
+    });
+    await store.transaction((tx) => tx.insertProposal(record));
+    const approve = (name: string) =>
+      engine.approveAndExecute({
+        tenant: record.tenant,
+        proposalId: record.id,
+        approver: approver(record.tenant, name),
+        seenDigest: record.digest,
+      });
+    expect(await approve('ada')).toMatchObject({ kind: 'awaiting_approvals', required: 2 });
+    const second = await approve('bob');
+    await engine.close();
+    expect(second.kind === 'completed' && second.outcome.kind).toBe('succeeded');
+  });
+
+  it('the same record with a lowered quorum is never approved: corrupt_approval_record', async () => {
+    const result = await approveStored({ ...v3(), policyJson: '{"required":1,"roles":[]}' });
+    expect(result).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_approval_record' });
+  });
+
+  it('format 3 needs its policy; formats 1 and 2 never carry one (null columns are set aside)', () => {
+    const raw = read(join(FIXTURES, 'proposal-format-v3.json')) as Record<string, unknown>;
+    expect(() => decodeProposalRecord({ ...raw, policyJson: null })).toThrow(StoredFormatError);
+    expect(() => decodeProposalRecord({ ...raw, policyJson: '{"required":0,"roles":[]}' })).toThrow(
+      StoredFormatError,
+    );
+    const v2 = read(join(FIXTURES, 'proposal-format-v2.json')) as Record<string, unknown>;
+    expect(decodeProposalRecord({ ...v2, policyJson: null }).policyJson).toBeNull();
+    expect(() => decodeProposalRecord({ ...v2, policyJson: '{"required":2,"roles":[]}' })).toThrow(
+      StoredFormatError,
+    );
+  });
+});
+
 describe('invalid stored records are refused', () => {
   const decodeFailures = [
     'unknown-format-version.json',

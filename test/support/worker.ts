@@ -124,7 +124,9 @@ async function executeTask(engine: Engine): Promise<unknown> {
     });
     if (result.kind === 'completed' || result.kind === 'already_completed')
       results.push({ id: target.id, kind: result.kind, outcome: result.outcome.kind });
-    else results.push({ id: target.id, kind: result.kind, reason: result.reason });
+    else if (result.kind === 'not_approvable')
+      results.push({ id: target.id, kind: result.kind, reason: result.reason });
+    else results.push({ id: target.id, kind: result.kind });
   }
   return { results };
 }
@@ -202,7 +204,9 @@ async function act(engine: Engine, item: PlanItem, client: string, index: number
       });
       return r.kind === 'completed' || r.kind === 'already_completed'
         ? { ...base, kind: r.kind, outcome: r.outcome.kind }
-        : { ...base, kind: r.kind, reason: r.reason };
+        : r.kind === 'not_approvable'
+          ? { ...base, kind: r.kind, reason: r.reason }
+          : { ...base, kind: r.kind };
     }
     if (action === 'decline') {
       const r = await engine.decline({

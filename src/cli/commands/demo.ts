@@ -15,6 +15,8 @@ import { formatAuditLine } from './audit-show.js';
 
 const agent: Actor = { id: 'agent:acme-assistant', tenant: 'acme', kind: 'agent', roles: [] };
 const ada: Actor = { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] };
+// The second approver of the two-person rule (invoice payments of 10,000.00 or more).
+const grace: Actor = { id: 'user:grace@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] };
 
 async function proposeOrThrow(
   engine: Engine,
@@ -166,7 +168,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
       say(`   ${refund.id}  hash ${refund.short} → declined`);
       say();
 
-      say('6. A lost provider response: needs_reconciliation, never an improvised retry');
+      say('6. Two approvers, then a lost provider response: needs_reconciliation, never an improvised retry');
       world.provider.failWhen((r) => r.reference === 'inv-105', 'timeout_after_commit');
       const big = await proposeOrThrow(
         engine,
@@ -175,10 +177,19 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
         'invoice:inv-105',
         runId,
       );
-      const lost = await engine.approveAndExecute({
+      const first = await engine.approveAndExecute({
         tenant: 'acme',
         proposalId: big.id,
         approver: ada,
+        seenDigest: big.digest,
+      });
+      say(
+        `   approved  ${big.id}  hash ${big.short} by ${ada.id} → ${first.kind === 'awaiting_approvals' ? `${first.given.length} of ${first.required} approvals; nothing ran yet` : first.kind}`,
+      );
+      const lost = await engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: big.id,
+        approver: grace,
         seenDigest: big.digest,
       });
       say(

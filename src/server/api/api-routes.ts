@@ -18,7 +18,7 @@ import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
-import { auditLineJson, proposalJson } from './proposal-json.js';
+import { approvalsJson, auditLineJson, proposalJson } from './proposal-json.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
 
 /** What the API routes are wired from. */
@@ -210,6 +210,9 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       });
     if (result.kind === 'already_completed')
       return c.json({ id: proposalId, outcome: result.outcome, replayed: true });
+    // Recorded, but the policy needs more approvers: nothing ran yet.
+    if (result.kind === 'awaiting_approvals')
+      return c.json({ id: proposalId, approvals: approvalsJson(result) }, 202);
     throw refusal(
       result.reason,
       result.message,

@@ -26,6 +26,7 @@ export const GrantBody = z.strictObject({
     .optional(),
   expiresAt: z.iso.datetime({ offset: true }).describe('ISO 8601 time the grant stops approving'),
   note: z.string().max(500).optional(),
+  satisfiesQuorum: z.boolean().optional(),
 });
 
 /** A grant as the API shows it. */
@@ -45,6 +46,7 @@ export function grantJson(grant: Grant): Record<string, unknown> {
     revokedAt: grant.revokedAt?.toISOString() ?? null,
     revokedBy: grant.revokedBy,
     note: grant.note,
+    satisfiesQuorum: grant.satisfiesQuorum,
   };
 }
 
@@ -110,6 +112,7 @@ export function grantRoutes(deps: {
           }
         : {}),
       ...(input.note !== undefined ? { note: input.note } : {}),
+      ...(input.satisfiesQuorum !== undefined ? { satisfiesQuorum: input.satisfiesQuorum } : {}),
     });
     if (result.kind === 'forbidden') throw refusal('forbidden', result.message);
     if (result.kind === 'invalid_grant') {

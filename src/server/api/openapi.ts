@@ -197,6 +197,15 @@ export function openApiDocument(): Record<string, unknown> {
                 },
               }),
             },
+            '202': {
+              description:
+                'This approval was recorded, but the proposal needs more approvers (`approvals`: "1 of 2"); nothing ran yet',
+              content: json({
+                type: 'object',
+                required: ['id', 'approvals'],
+                properties: { id: { type: 'string' }, approvals: ref('Approvals') },
+              }),
+            },
             ...decisionErrors,
           },
         },
@@ -404,11 +413,34 @@ export function openApiDocument(): Record<string, unknown> {
             decidedAt: { type: ['string', 'null'], format: 'date-time' },
             decisionNote: { type: ['string', 'null'] },
             approvalKind: { enum: ['exact', 'grant', null] },
+            approvals: ref('Approvals'),
             outcome: { oneOf: [ref('Outcome'), { type: 'null' }] },
             handback: { type: 'string', description: 'Safe text for the next model turn' },
             approvalUrl: {
               type: 'string',
               description: 'The console page of this proposal, carrying its run id',
+            },
+          },
+        },
+        Approvals: {
+          type: 'object',
+          description:
+            'The approval policy frozen into the proposal and who has approved its digest so far: "1 of 2" is `required: 2` with one entry in `given`. The proposer and the editor never count; each person counts once.',
+          required: ['required', 'given'],
+          properties: {
+            required: { type: 'integer', minimum: 1 },
+            roles: {
+              type: 'array',
+              items: { type: 'string' },
+              description: 'An approver must hold one of these roles (empty: any approver)',
+            },
+            given: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['by', 'at'],
+                properties: { by: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+              },
             },
           },
         },

@@ -35,9 +35,21 @@ export function proposalJson(
     decidedAt: proposal.decidedAt?.toISOString() ?? null,
     decisionNote: proposal.decisionNote,
     approvalKind: proposal.approvalKind,
+    approvals: { ...approvalsJson(proposal.approvals), roles: proposal.approvals.roles },
     outcome: proposal.outcome,
     handback: extra.handback,
     approvalUrl: extra.approvalUrl,
+  };
+}
+
+/** Who must approve and who has ("1 of 2"): `{ required, given: [{ by, at }] }`. */
+export function approvalsJson(approvals: {
+  readonly required: number;
+  readonly given: readonly { readonly by: string; readonly at: Date }[];
+}) {
+  return {
+    required: approvals.required,
+    given: approvals.given.map((g) => ({ by: g.by, at: g.at.toISOString() })),
   };
 }
 

@@ -67,7 +67,7 @@ function clientOf(c: Context): string {
 
 type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked'>;
 
-const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited'>, Notice>> = {
+const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited' | 'partially_approved'>, Notice>> = {
   replayed: {
     tone: 'info',
     title: 'This proposal was already decided. The stored outcome is shown; nothing ran again.',
@@ -93,6 +93,7 @@ function proposalFlash(kind: FlashKind | undefined, status: ProposalStatus): Pro
     case 'declined':
       return status === 'declined' ? kind : undefined;
     case 'edited':
+    case 'partially_approved':
       return status === 'pending' ? kind : undefined;
     case 'reconciled':
       return status !== 'pending' && status !== 'needs_reconciliation' ? kind : undefined;
@@ -233,6 +234,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         });
     } else if (done === 'approved') {
       notices.push(approvedNotice(proposal.status));
+    } else if (done === 'partially_approved') {
+      const { required, given } = proposal.approvals;
+      notices.push({
+        tone: 'ok',
+        title: `Your approval was recorded: ${given.length} of ${required} approvals; another approver must approve. Nothing ran yet.`,
+      });
     } else if (done) notices.push(DONE[done]);
     const run = c.req.query('run');
     const runMatches = run === undefined || run === proposal.runId;
@@ -589,6 +596,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     });
     if (result.kind === 'completed') return toProposal(c, request.sessionId, id, 'approved');
     if (result.kind === 'already_completed') return toProposal(c, request.sessionId, id, 'replayed');
+    if (result.kind === 'awaiting_approvals')
+      return toProposal(c, request.sessionId, id, 'partially_approved');
     return refused(c, request.session, id, result.reason, result.message);
   });
 

@@ -9,6 +9,7 @@ const MAX_AGE_SECONDS = 60;
 /** What a console form post led to, shown once on the page it redirects to. */
 export type FlashKind =
   | 'approved'
+  | 'partially_approved'
   | 'replayed'
   | 'declined'
   | 'edited'
@@ -19,6 +20,7 @@ export type FlashKind =
 
 const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'approved',
+  'partially_approved',
   'replayed',
   'declined',
   'edited',

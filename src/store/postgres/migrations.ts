@@ -86,4 +86,17 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
     ],
   },
+  {
+    version: 5,
+    name: 'approval policies with quorum (stored format 3)',
+    statements: [
+      'ALTER TABLE countersign_proposals ADD COLUMN policy_json TEXT',
+      'ALTER TABLE countersign_grants ADD COLUMN satisfies_quorum INTEGER NOT NULL DEFAULT 0',
+      `CREATE TABLE countersign_approvals (
+  tenant TEXT COLLATE "C" NOT NULL, proposal_id TEXT COLLATE "C" NOT NULL,
+  approver TEXT COLLATE "C" NOT NULL, digest TEXT NOT NULL, at BIGINT NOT NULL,
+  PRIMARY KEY (tenant, proposal_id, approver)
+)`,
+    ],
+  },
 ];

@@ -1,9 +1,16 @@
 import type { ChainHead } from '../../audit/event.js';
 import { ConfigurationError, CountersignError } from '../../canonical/errors.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import type { AttemptRecord, GrantRecord, ProposalRecord, ProposalStatus } from '../records.js';
+import type {
+  ApprovalRecord,
+  AttemptRecord,
+  GrantRecord,
+  ProposalRecord,
+  ProposalStatus,
+} from '../records.js';
 import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
+  APPROVAL_COLUMNS,
   ATTEMPT_COLUMNS,
   AUDIT_COLUMNS,
   columnOf,
@@ -385,6 +392,12 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
     },
     spendGrant: async (tenant, id, spend) =>
       (await q(toPositional(GRANT_SQL.spend), GRANT_SQL.spendParams(tenant, id, spend))).rowCount === 1,
+    insertApproval: async (record) =>
+      (await q(toPositional(GRANT_SQL.insertApproval), toRow(APPROVAL_COLUMNS, record))).rowCount === 1,
+    listApprovals: async (tenant, proposalId) =>
+      (await q(toPositional(GRANT_SQL.listApprovals), [tenant, proposalId])).rows.map((row) =>
+        fromRow<ApprovalRecord>(APPROVAL_COLUMNS, row),
+      ),
     revokeGrant: async (tenant, id, revoke) => {
       assertStorable('countersign_grants', ['revoked_by'], [revoke.by]);
       return (await q(toPositional(GRANT_SQL.revoke), [revoke.now, revoke.by, tenant, id])).rowCount === 1;

@@ -76,4 +76,17 @@ CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant
 CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id);
 `,
   },
+  {
+    version: 5,
+    name: 'approval policies with quorum (stored format 3)',
+    sql: `
+ALTER TABLE countersign_proposals ADD COLUMN policy_json TEXT;
+ALTER TABLE countersign_grants ADD COLUMN satisfies_quorum INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE countersign_approvals (
+  tenant TEXT NOT NULL, proposal_id TEXT NOT NULL, approver TEXT NOT NULL, digest TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, proposal_id, approver)
+) WITHOUT ROWID;
+`,
+  },
 ];

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import type { ChainHead } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import type {
+  ApprovalRecord,
   AttemptPatch,
   AttemptRecord,
   AttemptStatus,
@@ -12,6 +13,7 @@ import type {
 } from '../records.js';
 import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
+  APPROVAL_COLUMNS,
   ATTEMPT_COLUMNS,
   AUDIT_COLUMNS,
   columnOf,
@@ -309,6 +311,12 @@ export class SqliteStore implements Store {
         stmt(GRANT_SQL.spend).run(...GRANT_SQL.spendParams(tenant, id, spend)).changes === 1,
       revokeGrant: async (tenant, id, revoke) =>
         stmt(GRANT_SQL.revoke).run(revoke.now, revoke.by, tenant, id).changes === 1,
+      insertApproval: async (record) =>
+        stmt(GRANT_SQL.insertApproval).run(...toRow(APPROVAL_COLUMNS, record)).changes === 1,
+      listApprovals: async (tenant, proposalId) =>
+        stmt(GRANT_SQL.listApprovals)
+          .all(tenant, proposalId)
+          .map((row) => fromRow<ApprovalRecord>(APPROVAL_COLUMNS, row as Record<string, unknown>)),
       appendAudit: async (tenant, build) => {
         const event = build(this.#heads.get(tenant) ?? readHead(tenant));
         stmt(insertAudit).run(...auditRow(event));

@@ -28,6 +28,10 @@ export function inboxPage(input: {
   const rows = items.map(
     (p) => html`<tr>
       <td class="summary"><a href="/proposals/${p.id}">${userText(previewTitle(p.preview, p.operation))}</a><div class="sub"><span class="hash small">${p.short}</span>${
+        p.approvals.required > 1
+          ? html` <span class="quorum" data-testid="approvals">${p.approvals.given.length} of ${p.approvals.required} approvals</span>`
+          : ''
+      }${
         findTextHazards(p.preview, '$', 1).length > 0
           ? html` <span class="ctl script" data-testid="text-flag" title="The preview holds invisible characters or look-alike words: open it to see them">⚠ check the text</span>`
           : ''

@@ -50,6 +50,16 @@ function link(p: Proposal): HtmlEscapedString {
   return html`<a href="/proposals/${p.id}"><code>${p.id}</code></a> <span class="hash small">${p.short}</span>` as HtmlEscapedString;
 }
 
+/** "1 of 2 approvals" and who gave them, for a proposal whose policy needs more than one. */
+function approvalsFact(p: Proposal): HtmlEscapedString | '' {
+  const { required, roles, given } = p.approvals;
+  if (required <= 1) return '';
+  const who = given.map((g) => html`${userText(g.by)} <span class="muted">at ${formatInstant(g.at)}</span>`);
+  return html`<dt>Approvals</dt><dd><strong data-testid="approvals">${given.length} of ${required}</strong>${
+    roles.length > 0 ? html` <span class="muted">(role ${roles.join(' or ')})</span>` : ''
+  }${who.length > 0 ? html`: ${who.map((w, i) => (i === 0 ? w : html`, ${w}`))}` : ''} <span class="muted">(the proposer and the editor never count)</span></dd>` as HtmlEscapedString;
+}
+
 function facts(input: ProposalPageInput): HtmlEscapedString {
   const { proposal: p, now } = input;
   const left = p.expiresAt.getTime() - now;
@@ -69,6 +79,7 @@ function facts(input: ProposalPageInput): HtmlEscapedString {
           ? ''
           : html`<dt>Edited by</dt><dd>${userText(p.editedBy)} <span class="muted">(the editor does not approve their own edit)</span></dd>`
       }
+${approvalsFact(p)}
       <dt>Created</dt><dd><time datetime="${p.createdAt.toISOString()}">${formatInstant(p.createdAt)}</time> <span class="muted">(${formatAge(p.createdAt, now)})</span></dd>
       <dt>Expires</dt><dd><time datetime="${p.expiresAt.toISOString()}">${formatInstant(p.expiresAt)}</time> ${
         p.status === 'pending'
@@ -136,7 +147,11 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
     <h2 id="decide-h">Decision</h2>
     ${textWarning(hazards, 'What you are approving', 4)}
     <form class="approve-form" method="post" action="/proposals/${p.id}/approve">
-      <p>Approving executes exactly this contract, once. Check that the short hash matches what you reviewed.</p>
+      <p>${
+        p.approvals.required > 1
+          ? `This proposal needs ${p.approvals.required} approvers (${p.approvals.given.length} of ${p.approvals.required} so far); the approval that completes it executes exactly this contract, once.`
+          : 'Approving executes exactly this contract, once.'
+      } Check that the short hash matches what you reviewed.</p>
       <input type="hidden" name="digest" value="${p.digest}">
       <input type="hidden" name="section" value="${p.section ?? ''}">
       <input type="hidden" name="resource" value="${p.resource}">

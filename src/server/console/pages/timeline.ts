@@ -16,6 +16,11 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
       return { label: 'Edited: superseded by a new proposal', tone: 'warn' };
     case 'approved':
       return { label: line.reason === 'approved_by_grant' ? 'Approved by a grant' : 'Approved', tone: 'ok' };
+    case 'partially_approved':
+      return {
+        label: `Approved ${String(line.detail['given'] ?? '?')} of ${String(line.detail['required'] ?? '?')}: another approver must approve`,
+        tone: 'ok',
+      };
     case 'declined':
       return { label: 'Declined', tone: 'bad' };
     case 'expired':
