@@ -67,6 +67,8 @@ export type ApproveResult =
   | { readonly kind: 'already_completed'; readonly outcome: Outcome }
   | { readonly kind: 'not_approvable'; readonly reason: DenialReason; readonly message: string };
 
+const STALE_VIEW = 'the page showed another version of this proposal; reload it';
+
 /** Statuses whose outcome is stored: a replayed approval returns it. */
 const COMPLETED = new Set(['succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure']);
 
@@ -257,14 +259,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
       (COMPLETED.has(record.status) || record.status === 'executing') &&
       input.seenDigest !== record.digest
     ) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'stale_view',
-        'the page showed another version of this proposal; reload it',
-        input.seenDigest,
-      );
+      return refuse(t, record, approver, 'stale_view', STALE_VIEW, input.seenDigest);
     }
     if (COMPLETED.has(record.status) && record.outcomeJson) {
       await refuse(
@@ -305,14 +300,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     const place = placeMismatch(input, record);
     if (place) return refuse(t, record, approver, place.reason, place.message, input.seenDigest);
     if (input.seenDigest !== record.digest) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'stale_view',
-        'the page showed another version of this proposal; reload it',
-        input.seenDigest,
-      );
+      return refuse(t, record, approver, 'stale_view', STALE_VIEW, input.seenDigest);
     }
     if (!operation) {
       return refuse(

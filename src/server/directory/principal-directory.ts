@@ -191,6 +191,28 @@ export class PrincipalDirectory {
         );
   }
 
+  /**
+   * Stores a new console session (the id rotated at every sign-in: the previous one ends) and
+   * drops sessions past their idle or absolute timeout. Shared by password and single sign-on.
+   */
+  async #openSession(
+    sql: LocalTransaction,
+    s: { sessionId: string; tenant: string; email: string; now: number; previous: string | undefined },
+  ): Promise<void> {
+    if (s.previous)
+      await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
+        secretHash('session', s.previous),
+      ]);
+    await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
+      s.now - this.#idleMs,
+      s.now - this.#absoluteMs,
+    ]);
+    await sql.run(
+      'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
+      [secretHash('session', s.sessionId), s.tenant, s.email, s.now, s.now],
+    );
+  }
+
   #sql<T>(fn: (sql: LocalTransaction) => Promise<T>): Promise<T> {
     return this.#store.transaction((tx) => fn(tx.local));
   }
@@ -492,18 +514,7 @@ export class PrincipalDirectory {
         'INSERT INTO countersign_login_devices (device_hash, email, created_at) VALUES (?, ?, ?)',
         [secretHash('device', deviceId), email, now],
       );
-      if (input.previousSessionId)
-        await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
-          secretHash('session', input.previousSessionId),
-        ]);
-      await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
-        now - this.#idleMs,
-        now - this.#absoluteMs,
-      ]);
-      await sql.run(
-        'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
-        [secretHash('session', sessionId), tenant, email, now, now],
-      );
+      await this.#openSession(sql, { sessionId, tenant, email, now, previous: input.previousSessionId });
     });
     // On its own: a range delete inside the transaction above, which holds this attempt's
     // counter rows, could wait in a cycle with another sign-in's reservation.
@@ -624,18 +635,13 @@ export class PrincipalDirectory {
           'UPDATE countersign_oidc_identities SET signed_in_at = ? WHERE issuer = ? AND subject = ?',
           [now, input.issuer, input.subject],
         );
-        if (input.previousSessionId)
-          await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
-            secretHash('session', input.previousSessionId),
-          ]);
-        await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
-          now - this.#idleMs,
-          now - this.#absoluteMs,
-        ]);
-        await sql.run(
-          'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
-          [secretHash('session', sessionId), input.tenant, email, now, now],
-        );
+        await this.#openSession(sql, {
+          sessionId,
+          tenant: input.tenant,
+          email,
+          now,
+          previous: input.previousSessionId,
+        });
         return { email, provisioned };
       },
     );
