@@ -49,6 +49,17 @@ describe('the grants page', () => {
     expect((await admin.get('/grants')).html).toMatch(/badge expired">revoked/);
   });
 
+  it('a grant stands in for a two-person approval only when the admin ticks it', async () => {
+    const admin = await signedIn('admin');
+    const csrf = await admin.csrf();
+    const before = new Set((await h.engine.grants('acme')).map((g) => g.id));
+    expect((await admin.post('/grants', form(csrf))).status).toBe(303);
+    expect((await admin.post('/grants', form(csrf, { satisfiesQuorum: 'yes' }))).status).toBe(303);
+    const made = (await h.engine.grants('acme')).filter((g) => !before.has(g.id));
+    expect(made.map((g) => g.satisfiesQuorum).sort()).toEqual([false, true]);
+    expect((await admin.get('/grants')).html).toContain('name="satisfiesQuorum"');
+  });
+
   it('problems are named on the page and the form keeps what was typed, escaped', async () => {
     const admin = await signedIn('admin');
     const csrf = await admin.csrf();
@@ -89,6 +100,7 @@ describe('the grants page', () => {
   );
 
   it('an approver sees grants but cannot create or revoke; a cross-site post is refused', async () => {
+    const existing = (await h.engine.grants('acme')).length;
     const approver = await signedIn('approver');
     const csrf = await approver.csrf();
     const page = await approver.get('/grants');
@@ -103,6 +115,6 @@ describe('the grants page', () => {
       'sec-fetch-site': 'cross-site',
     });
     expect(cross.status).toBe(403);
-    expect(await h.engine.grants('acme')).toHaveLength(1);
+    expect(await h.engine.grants('acme')).toHaveLength(existing);
   });
 });

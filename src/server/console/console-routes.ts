@@ -460,6 +460,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     'capUses',
     'expiresAt',
     'note',
+    'satisfiesQuorum',
   ] as const;
   const renderGrants = async (
     c: Context<AppEnv>,
@@ -537,6 +538,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       },
       expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt,
       ...(values.note ? { note: values.note } : {}),
+      // Only an explicit tick lets a grant stand in for a two-person approval.
+      ...(values.satisfiesQuorum === 'yes' ? { satisfiesQuorum: true } : {}),
     });
     if (result.kind === 'forbidden') return problem('Only an admin creates grants.', result.message, 403);
     if (result.kind === 'invalid_grant')

@@ -19,6 +19,8 @@ export interface GrantFormValues {
   readonly capUses: string;
   readonly expiresAt: string;
   readonly note: string;
+  /** `yes` when the admin ticked "may stand in for a two-person approval". */
+  readonly satisfiesQuorum: string;
 }
 
 const EMPTY: GrantFormValues = {
@@ -31,6 +33,7 @@ const EMPTY: GrantFormValues = {
   capUses: '',
   expiresAt: '',
   note: '',
+  satisfiesQuorum: '',
 };
 
 function constraintsText(grant: Grant): string {
@@ -97,6 +100,7 @@ export function grantsPage(input: {
       ${field('capUses', 'Cap uses', 'most proposals it may approve', 'number')}
       ${field('expiresAt', 'Expires at (UTC)', 'e.g. 2026-11-29T18:00', 'datetime-local')}
       ${field('note', 'Note', 'why, for the audit')}
+      <label class="check"><input type="checkbox" name="satisfiesQuorum" value="yes"${form.satisfiesQuorum === 'yes' ? ' checked' : ''}> May stand in for a two-person approval</label><p class="sub">Off by default: a proposal that needs two approvers waits for them even inside this grant.</p>
       <button class="primary" type="submit">Create grant</button>
     </form>
   </section>`
