@@ -223,6 +223,7 @@ export function proposalQuota(deps: {
                 ...(l.level === 'agent' ? { requestedBy } : {}),
                 // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
                 createdSince: now - WINDOW_MS + 1,
+                pendingAt: now,
                 // Knowing a limit is passed is enough: the count never costs more than the limit.
                 ...countCap(l.limit),
               }),
@@ -252,7 +253,12 @@ export function proposalQuota(deps: {
           },
           'proposal refused: rate limited',
         );
-        onRateLimited?.(refused, subject);
+        try {
+          onRateLimited?.(refused, subject);
+        } catch (error) {
+          // A metrics hook must not turn a named refusal into a 500.
+          logger.error({ err: error }, 'onRateLimited threw');
+        }
         return refused;
       }
       for (const l of levels) l.flight.reserved++;

@@ -17,11 +17,16 @@ export function countProposalsSql(tenant: string, query: ProposalCountQuery): [s
       ? query.atMost
       : UNCAPPED;
   const from = `FROM countersign_proposals WHERE tenant = ?${who}`;
+  const live = query.pendingAt === undefined ? '' : ' AND expires_at > ?';
+  const liveParams = query.pendingAt === undefined ? [] : [query.pendingAt];
   const sql =
-    `SELECT (SELECT COUNT(*) FROM (SELECT 1 ${from} AND status = 'pending' LIMIT ?) p) AS pending, ` +
+    `SELECT (SELECT COUNT(*) FROM (SELECT 1 ${from} AND status = 'pending'${live} LIMIT ?) p) AS pending, ` +
     `(SELECT COUNT(*) FROM (SELECT 1 ${from} AND created_at >= ? LIMIT ?) c) AS created, ` +
     `(SELECT created_at ${from} AND created_at >= ? ORDER BY created_at LIMIT 1) AS oldest`;
-  return [sql, [...scope, cap, ...scope, query.createdSince, cap, ...scope, query.createdSince]];
+  return [
+    sql,
+    [...scope, ...liveParams, cap, ...scope, query.createdSince, cap, ...scope, query.createdSince],
+  ];
 }
 
 /** Reads the one row of {@link countProposalsSql} (PostgreSQL returns counts as strings). */

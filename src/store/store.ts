@@ -30,6 +30,11 @@ export interface ProposalCountQuery {
   /** Also count the proposals (of any status) created at or after this time. */
   readonly createdSince: number;
   /**
+   * Count as pending only proposals that have not expired at this time: one past its expiry no
+   * longer waits for anyone, swept or not.
+   */
+  readonly pendingAt?: number;
+  /**
    * Stop counting at this many: each count is at most `atMost`. A quota only needs to know whether
    * a limit is passed, so its cost stays bounded by the limit, not by the rows stored.
    */

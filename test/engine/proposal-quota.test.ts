@@ -141,6 +141,15 @@ for (const { name, skip } of BACKENDS) {
       expect((await proposeAs(engine, 'agent:a')).kind).toBe('rate_limited');
     });
 
+    it('a proposal past its expiry frees its pending slot even before the sweep', async () => {
+      const lab = await openLab(name);
+      const engine = await lab.engine({ limits: { perAgent: { pending: 2, proposalsPerMinute: 100 } } });
+      await proposeMany(engine, 'agent:a', 2);
+      expect((await proposeAs(engine, 'agent:a')).kind).toBe('rate_limited');
+      lab.clock.advance(2 * 60 * 60_000);
+      expect((await proposeAs(engine, 'agent:a')).kind).toBe('proposed');
+    });
+
     it('the tenant cap holds across agents', async () => {
       const lab = await openLab(name);
       const engine = await lab.engine({ limits: { perTenant: { pending: 4 } } });

@@ -197,17 +197,31 @@ export class OidcRelyingParty {
     } catch (error) {
       return { kind: 'refused', reason: 'sso_failed', detail: describeError(error) };
     }
-    const email = claims[this.config.emailClaim ?? 'email'];
-    if (typeof email !== 'string' || email === '' || claims['email_verified'] === false)
+    const emailClaim = this.config.emailClaim ?? 'email';
+    const email = claims[emailClaim];
+    // The standard email claim counts only when the provider vouches for it; a custom claim
+    // (e.g. Entra's preferred_username) is the provider's own identifier.
+    const unverified = emailClaim === 'email' && claims['email_verified'] !== true;
+    if (typeof email !== 'string' || email === '' || unverified)
       return { kind: 'refused', reason: 'sso_failed', detail: 'the ID token has no verified email' };
-    const tenant =
-      typeof this.config.tenant === 'function'
-        ? this.config.tenant(claims)
-        : claims[this.config.tenant ?? 'tenant'];
-    const roles =
-      typeof this.config.roles === 'function'
-        ? (this.config.roles(claims) ?? [])
-        : listOf(claims[this.config.roles ?? 'roles']);
+    let tenant: unknown;
+    let roles: unknown;
+    try {
+      tenant =
+        typeof this.config.tenant === 'function'
+          ? this.config.tenant(claims)
+          : claims[this.config.tenant ?? 'tenant'];
+      roles =
+        typeof this.config.roles === 'function'
+          ? (this.config.roles(claims) ?? [])
+          : listOf(claims[this.config.roles ?? 'roles']);
+    } catch (error) {
+      return {
+        kind: 'refused',
+        reason: 'sso_failed',
+        detail: `claim mapping threw: ${describeError(error)}`,
+      };
+    }
     return {
       kind: 'verified',
       identity: {

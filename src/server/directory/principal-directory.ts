@@ -499,7 +499,12 @@ export class PrincipalDirectory {
       ),
     );
     const row = rows[0];
-    const ok = await verifyPassword(input.password, row ? text(row['password_hash']) : DUMMY_PASSWORD_HASH);
+    // An unknown email and a single-sign-on operator (no password) cost one scrypt like any other,
+    // so the answer's timing does not tell which emails exist or sign in through a provider.
+    const stored = row ? text(row['password_hash']) : NO_PASSWORD;
+    const ok =
+      (await verifyPassword(input.password, stored === NO_PASSWORD ? DUMMY_PASSWORD_HASH : stored)) &&
+      stored !== NO_PASSWORD;
     // A failure keeps the slot it reserved: that slot is the failure count.
     if (!ok || !row) return { kind: 'invalid_credentials' };
     const sessionId = newSecret('session');
@@ -615,7 +620,7 @@ export class PrincipalDirectory {
           );
           if (added.changes !== 1) return { kind: 'email_taken' };
           await sql.run(
-            'INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?)',
+            'INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
             [input.issuer, input.subject, email, now, now],
           );
           provisioned = true;
