@@ -70,8 +70,15 @@ export async function propose(
       },
     ]);
   }
-  const resource =
-    input.resource === undefined && operation.resourceOf ? null : requireText('resource', input.resource);
+  if (input.resource === undefined && !operation.resourceOf) {
+    return invalidRequest([
+      {
+        path: '$.resource',
+        message: `${operation.kind} does not name its own resource: the proposal needs one`,
+      },
+    ]);
+  }
+  const resource = input.resource === undefined ? null : requireText('resource', input.resource);
   const facts: FreezeFacts = {
     tenant,
     section: input.section ?? null,

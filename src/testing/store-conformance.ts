@@ -329,6 +329,16 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       assert.deepEqual(expired.map((e) => e.id).sort(), [due.id, other.id].sort());
     }),
     withStore(
+      'a lookup by a key no store can hold (a NUL character) finds nothing, never fails',
+      async (store) => {
+        const key = 'prp_\u0000';
+        assert.equal(await store.read((tx) => tx.getProposal('acme', key)), undefined);
+        assert.equal(await store.read((tx) => tx.getGrant('acme', 'grt_\u0000')), undefined);
+        assert.deepEqual(await store.read((tx) => tx.listAudit('acme', { proposalId: key, limit: 10 })), []);
+        assert.deepEqual(await store.read((tx) => tx.listApprovals('acme', key)), []);
+      },
+    ),
+    withStore(
       'countProposals counts pending and recent proposals per tenant and requester',
       async (store) => {
         const empty = await store.read((tx) => tx.countProposals('acme', { createdSince: 0 }));

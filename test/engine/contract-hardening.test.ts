@@ -141,6 +141,16 @@ for (const { name, skip } of BACKENDS) {
         });
         expect(granted.kind).toBe('invalid_grant');
         expect(granted.kind === 'invalid_grant' && granted.issues[0]?.path).toBe('$.operations[0]');
+        // Without a resource from the caller it is a request the caller can correct, never a throw.
+        const unlabelled = await engine.propose({
+          operation: 'note.add',
+          request: { text: 'hi' },
+          tenant: 'acme',
+          requestedBy: agent().id,
+          runId: 'run-1',
+        });
+        expect(unlabelled).toMatchObject({ kind: 'invalid_request', reason: 'invalid_request' });
+        expect(unlabelled.kind === 'invalid_request' && unlabelled.issues[0]?.path).toBe('$.resource');
       });
 
       it('a malformed seenDigest is invalid_digest and writes nothing; the proposal still reads', async () => {

@@ -47,7 +47,7 @@ function text(value: string, isError = false): CallToolResult {
  * wants the operation's JSON Schema shown and its own strict parse (and message) to decide.
  *
  * @example
- * const server = createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme-assistant', runId: newId('run'), resource: 'mcp' });
+ * const server = createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme-assistant', runId: newId('run'), resource: 'invoice:*' });
  * await server.connect(new StdioServerTransport());
  */
 export function createMcpServer(engine: Engine, session: McpSession): Server {

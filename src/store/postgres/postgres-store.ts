@@ -285,6 +285,9 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
     row && Number(row['seq']) > 0
       ? { seq: Number(row['seq']), chainHash: String(row['chain_hash']) }
       : undefined;
+  // PostgreSQL refuses a NUL in a text parameter; no stored key holds one (writes refuse it), so a
+  // lookup by such a key matches nothing, as on SQLite, instead of failing the request.
+  const unmatchable = (...keys: readonly (string | undefined)[]) => keys.some((k) => k?.includes('\u0000'));
   // Chain heads this transaction has locked (null: locked, no events yet). Valid until it ends.
   const lockedHeads = new Map<string, ChainHead | null>();
   const local: LocalTransaction = {
@@ -305,6 +308,7 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
       await q(INSERT_PROPOSAL, row);
     },
     getProposal: async (tenant, id) => {
+      if (unmatchable(tenant, id)) return undefined;
       const { rows } = await q('SELECT * FROM countersign_proposals WHERE tenant = $1 AND id = $2', [
         tenant,
         id,
@@ -380,6 +384,7 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
       await q(toPositional(GRANT_SQL.insert), row);
     },
     getGrant: async (tenant, id) => {
+      if (unmatchable(tenant, id)) return undefined;
       const { rows } = await q(toPositional(GRANT_SQL.get), [tenant, id]);
       return rows[0] ? grant(rows[0]) : undefined;
     },
@@ -395,9 +400,11 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
     insertApproval: async (record) =>
       (await q(toPositional(GRANT_SQL.insertApproval), toRow(APPROVAL_COLUMNS, record))).rowCount === 1,
     listApprovals: async (tenant, proposalId) =>
-      (await q(toPositional(GRANT_SQL.listApprovals), [tenant, proposalId])).rows.map((row) =>
-        fromRow<ApprovalRecord>(APPROVAL_COLUMNS, row),
-      ),
+      unmatchable(tenant, proposalId)
+        ? []
+        : (await q(toPositional(GRANT_SQL.listApprovals), [tenant, proposalId])).rows.map((row) =>
+            fromRow<ApprovalRecord>(APPROVAL_COLUMNS, row),
+          ),
     revokeGrant: async (tenant, id, revoke) => {
       assertStorable('countersign_grants', ['revoked_by'], [revoke.by]);
       return (await q(toPositional(GRANT_SQL.revoke), [revoke.now, revoke.by, tenant, id])).rowCount === 1;
@@ -430,6 +437,7 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
       return event;
     },
     listAudit: async (tenant, query) => {
+      if (unmatchable(tenant, query.proposalId)) return [];
       const { text, params } = auditPageSql(tenant, query, (n) => `$${n}`);
       const { rows } = await q(text, params);
       return rows.map(auditFromRow);
