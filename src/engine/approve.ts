@@ -2,14 +2,14 @@ import { canonicalize } from '../canonical/canonicalize.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { shortHash } from '../canonical/digest.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
-import { verifySeal } from '../canonical/seal.js';
+import { seal, verifySeal } from '../canonical/seal.js';
 import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { buildScope } from '../operation/scope.js';
 import { decodeProposalRecord } from '../store/proposal-format.js';
-import type { ProposalRecord } from '../store/records.js';
+import type { ApprovalRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
@@ -356,12 +356,16 @@ async function countApproval(
       record.digest,
     );
   }
-  const inserted = await t.tx.insertApproval({
+  const approval = {
     tenant: record.tenant,
     proposalId: record.id,
     approver: approver.id,
     digest: record.digest,
     at: now,
+  };
+  const inserted = await t.tx.insertApproval({
+    ...approval,
+    seal: ctx.sealKey ? seal(approval, ctx.sealKey) : null,
   });
   if (!inserted) {
     return refuse(
@@ -373,8 +377,13 @@ async function countApproval(
       record.digest,
     );
   }
+  // With a seal key, a row written into the database without it (a made-up approver) never counts.
   const approvals = (await t.tx.listApprovals(record.tenant, record.id)).filter(
-    (a) => a.digest === record.digest && a.approver !== record.requestedBy && a.approver !== record.editedBy,
+    (a) =>
+      a.digest === record.digest &&
+      a.approver !== record.requestedBy &&
+      a.approver !== record.editedBy &&
+      (!ctx.sealKey || (a.seal !== null && verifySeal(approvalSealed(a), ctx.sealKey, a.seal))),
   );
   const given = approvals.map((a) => ({ by: a.approver, at: new Date(a.at) }));
   if (approvals.length >= required) {
@@ -416,6 +425,11 @@ function placeMismatch(
     };
   }
   return undefined;
+}
+
+/** The fields of a quorum approval its seal covers. */
+function approvalSealed(a: ApprovalRecord): Omit<ApprovalRecord, 'seal'> {
+  return { tenant: a.tenant, proposalId: a.proposalId, approver: a.approver, digest: a.digest, at: a.at };
 }
 
 /** Marks a pending proposal expired (compare-and-set) and audits it. */

@@ -140,6 +140,11 @@ export interface ApprovalRecord {
   readonly approver: string;
   readonly digest: string;
   readonly at: number;
+  /**
+   * HMAC-SHA-256 of the approval with the server's seal key, or null without a key: a row someone
+   * wrote into the database without the key never counts toward a quorum.
+   */
+  readonly seal: string | null;
 }
 
 /** Fields of an attempt that change. */

@@ -80,6 +80,7 @@ export const APPROVAL_COLUMNS = [
   ['approver', 'approver'],
   ['digest', 'digest'],
   ['at', 'at'],
+  ['seal', 'seal'],
 ] as const satisfies readonly (readonly [keyof ApprovalRecord, string])[];
 
 const BOOLEAN_FIELDS = new Set(['satisfiesQuorum']);

@@ -24,7 +24,7 @@ export const GRANT_SQL = Object.freeze({
   ): unknown[] => [spend.amount, tenant, id, spend.now, spend.amount],
   /** Records one quorum approval; a second by the same approver inserts nothing (0 changes). */
   insertApproval:
-    'INSERT INTO countersign_approvals (tenant, proposal_id, approver, digest, at) VALUES (?, ?, ?, ?, ?) ' +
+    'INSERT INTO countersign_approvals (tenant, proposal_id, approver, digest, at, seal) VALUES (?, ?, ?, ?, ?, ?) ' +
     'ON CONFLICT (tenant, proposal_id, approver) DO NOTHING',
   listApprovals:
     'SELECT * FROM countersign_approvals WHERE tenant = ? AND proposal_id = ? ORDER BY at, approver',

@@ -560,6 +560,7 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         approver,
         digest: p.digest,
         at,
+        seal: approver === 'user:bob' ? 'b'.repeat(64) : null,
       });
       await store.transaction((tx) => tx.insertProposal(p));
       assert.deepEqual(await store.transaction((tx) => tx.getProposal(p.tenant, p.id)), p);

@@ -225,6 +225,21 @@ for (const { name, skip } of BACKENDS) {
       expect(world.provider.calls).toBe(0);
     });
 
+    it('with a seal key, an approval row written into the database by hand never counts', async () => {
+      await open({ sealKey: 'q'.repeat(48) });
+      const p = await propose();
+      await sql.run(
+        'INSERT INTO countersign_approvals (tenant, proposal_id, approver, digest, at, seal) VALUES (?, ?, ?, ?, ?, ?)',
+        ['acme', p.id, 'user:mallory@acme.test', p.digest, clock.now(), 'f'.repeat(64)],
+      );
+      expect(await approve(ada, p)).toMatchObject({ kind: 'awaiting_approvals', required: 2 });
+      expect(world.provider.calls).toBe(0);
+      const second = await approve(bob, p);
+      expect(second.kind === 'completed' && second.outcome.kind).toBe('succeeded');
+      const approved = (await engine.audit('acme', p.id)).find((e) => e.step === 'approved');
+      expect(approved?.detail).toMatchObject({ approvers: [ada.id, bob.id].sort() });
+    });
+
     it('a grant never satisfies a quorum unless it says so explicitly', async () => {
       const bounds = {
         tenant: 'acme',

@@ -99,4 +99,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
 )`,
     ],
   },
+  {
+    version: 6,
+    name: 'sealed quorum approvals',
+    statements: ['ALTER TABLE countersign_approvals ADD COLUMN seal TEXT'],
+  },
 ];

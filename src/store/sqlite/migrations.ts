@@ -89,4 +89,11 @@ CREATE TABLE countersign_approvals (
 ) WITHOUT ROWID;
 `,
   },
+  {
+    version: 6,
+    name: 'sealed quorum approvals',
+    sql: `
+ALTER TABLE countersign_approvals ADD COLUMN seal TEXT;
+`,
+  },
 ];
