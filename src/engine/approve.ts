@@ -1,6 +1,6 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { shortHash } from '../canonical/digest.js';
+import { isSha256Hex, shortHash } from '../canonical/digest.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { seal, verifySeal } from '../canonical/seal.js';
 import type { Actor } from '../operation/actor.js';
@@ -32,9 +32,6 @@ export interface ApproveInput {
   /** The resource the approver expects (`invoice:inv-104`); when given, another is `resource_mismatch`. */
   readonly expectedResource?: string;
 }
-
-/** A full contract digest: 64 lowercase hex characters. Anything else is never compared or stored. */
-export const FULL_DIGEST = /^[0-9a-f]{64}$/;
 
 /** What a claimed attempt may execute: exactly the frozen, approved arguments. */
 export interface ExecutionContract {
@@ -195,7 +192,7 @@ async function refuse(
 export async function approve(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
   const { approver } = input;
   // Refused before anything is read or written: a malformed digest never reaches the audit trail.
-  if (typeof input.seenDigest !== 'string' || !FULL_DIGEST.test(input.seenDigest)) {
+  if (!isSha256Hex(input.seenDigest)) {
     ctx.logger.warn(
       { tenant: input.tenant, proposalId: input.proposalId, actor: approver.id, reason: 'invalid_digest' },
       'denied invalid_digest',

@@ -106,7 +106,9 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   }
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
-    throw new ConfigurationError(`--config ${file}: export { operations, store?, authentication?, mcp?, limits? }`);
+    throw new ConfigurationError(
+      `--config ${file}: export { operations, store?, authentication?, mcp?, limits? }`,
+    );
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
     throw new ConfigurationError(

@@ -92,16 +92,15 @@ describe('the proposal page', () => {
     expect(page.html).toContain('scope v1 · view v1');
   });
 
-  it('gives the approve form exactly what the page displayed (digest, section, resource) and the CSRF token', async () => {
+  it('gives the approve form exactly two fields: the digest the page displayed and the CSRF token', async () => {
     const proposal = await payment();
     const client = await signedIn();
     const page = await client.get(`/proposals/${proposal.id}`);
     const form = /<form class="approve-form"[\s\S]*?<\/form>/.exec(page.html)?.[0] ?? '';
     expect(form).toContain(`action="/proposals/${proposal.id}/approve"`);
     const inputs = [...form.matchAll(/<input [^>]*name="([^"]+)"[^>]*>/g)].map((m) => m[1]);
-    expect(inputs).toEqual(['digest', 'section', 'resource', 'csrf']);
+    expect(inputs).toEqual(['digest', 'csrf']);
     expect(hidden(form, 'digest')).toBe(proposal.digest);
-    expect(hidden(form, 'resource')).toBe(proposal.resource);
     expect(hidden(form, 'csrf')).toBe(await client.csrf());
   });
 

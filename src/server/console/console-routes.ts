@@ -17,7 +17,6 @@ import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, refusalStatus } from '../http-problem.js';
 import { readFormBody } from '../read-body.js';
-import { isSha256Hex } from '../../canonical/digest.js';
 import { parseJson } from '../../canonical/parse-json.js';
 import { formatIssues } from '../../operation/issues.js';
 import { editFields, formChanges } from './edit-fields.js';
@@ -571,31 +570,19 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     return renderProposal(c, signedIn.session, c.req.param('id'));
   });
 
-  // The approve form carries what the page displayed (digest, section, resource) and the CSRF
-  // token: nothing else. The engine refuses a malformed digest before anything is written.
+  // The approve form carries the digest the page displayed and the CSRF token: nothing else. The
+  // digest binds the section and resource the page showed (stored format 2 on), so they need no
+  // field of their own (a browser may rewrite line breaks in one). The engine refuses a malformed
+  // digest before anything is written.
   app.post('/proposals/:id/approve', async (c) => {
-    const request = await changing(c, (k) => k === 'digest' || k === 'section' || k === 'resource');
+    const request = await changing(c, (k) => k === 'digest');
     if (request.kind === 'signed_out') return toLogin(c);
     const id = c.req.param('id');
-    const section = request.form.get('section');
-    const resource = request.form.get('resource');
-    const seenDigest = request.form.get('digest') ?? '';
-    // The JSON API's schema checks the digest; the form is checked as strictly, before the engine
-    // is called, so a pasted short hash or a forged field is refused and nothing is written.
-    if (!isSha256Hex(seenDigest)) {
-      const message = 'the digest must be the 64 lowercase hex characters the page displayed';
-      return renderProposal(c, request.session, id, {
-        notices: [refusalNotice('invalid_digest', message, undefined)],
-        status: 422,
-      });
-    }
     const result = await engine.approveAndExecute({
       tenant: request.session.actor.tenant,
       proposalId: id,
       approver: request.session.actor,
-      seenDigest,
-      ...(section !== undefined ? { expectedSection: section === '' ? null : section } : {}),
-      ...(resource !== undefined ? { expectedResource: resource } : {}),
+      seenDigest: request.form.get('digest') ?? '',
     });
     if (result.kind === 'completed') return toProposal(c, request.sessionId, id, 'approved');
     if (result.kind === 'already_completed') return toProposal(c, request.sessionId, id, 'replayed');

@@ -153,8 +153,6 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
           : 'Approving executes exactly this contract, once.'
       } Check that the short hash matches what you reviewed.</p>
       <input type="hidden" name="digest" value="${p.digest}">
-      <input type="hidden" name="section" value="${p.section ?? ''}">
-      <input type="hidden" name="resource" value="${p.resource}">
       <input type="hidden" name="csrf" value="${csrf}">
       <button class="primary" type="submit">Approve <span class="hash">${p.short}</span></button>
     </form>
