@@ -11,6 +11,7 @@
 import * as crypto from 'node:crypto';
 import { canonicalize } from '../src/canonical/canonicalize.js';
 import { digest } from '../src/canonical/digest.js';
+import { printJsonResult } from './json-result.js';
 
 /** SHA-256 hex by the same means digest() uses: crypto.hash where Node has it (20.12+). */
 const sha256 =
@@ -242,3 +243,8 @@ const lines = [
     .map((row) => `| ${row} |`),
 ];
 process.stdout.write(`Node ${process.version}, ${process.platform}/${process.arch}\n${lines.join('\n')}\n`);
+printJsonResult(
+  Object.fromEntries(
+    rows.map((r) => [r.payload, { ratio: r.ratio, target: r.target, met: r.ratio <= r.target }]),
+  ),
+);

@@ -21,6 +21,7 @@ import { type Actor, createEngine } from '../src/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { createCountersignApp, PrincipalDirectory, startServer } from '../src/server/index.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
+import { printJsonResult } from './json-result.js';
 
 const ROUNDS = 5;
 const PER_ROUND = 300;
@@ -169,6 +170,10 @@ console.log(
   `bare loopback round trip (node:http, keep-alive): p50 ${percentile(bareSorted, 50).toFixed(2)} ms, p99 ${percentile(bareSorted, 99).toFixed(2)} ms`,
 );
 console.log('');
+const figures: Record<
+  string,
+  { http_over_engine_throughput: number; http_p50_ms: number; engine_p50_ms: number }
+> = {};
 console.log('clients  way     approvals/s   p50 ms   p99 ms');
 for (const concurrency of CONCURRENCY) {
   const totals = {
@@ -204,9 +209,15 @@ for (const concurrency of CONCURRENCY) {
   console.log(
     `         ratio   HTTP/engine throughput ${(h.perSecond / e.perSecond).toFixed(2)}×, p50 ${(h.p50 / e.p50).toFixed(2)}×, p99 ${(h.p99 / e.p99).toFixed(2)}× (HTTP adds ${(h.p50 - e.p50).toFixed(2)} ms at p50)`,
   );
+  figures[String(concurrency)] = {
+    http_over_engine_throughput: h.perSecond / e.perSecond,
+    http_p50_ms: h.p50,
+    engine_p50_ms: e.p50,
+  };
 }
 
 agent.destroy();
 await server.close();
 await engine.close();
 rmSync(dir, { recursive: true, force: true });
+printJsonResult({ clients: figures });

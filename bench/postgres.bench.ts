@@ -21,6 +21,7 @@ import pg from 'pg';
 import { type DemoWorld, demoOperations, demoWorld } from '../examples/index.js';
 import { type Actor, createEngine, type Engine } from '../src/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
+import { printJsonResult } from './json-result.js';
 import { describeStoreTarget } from '../src/store/open-store.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
 
@@ -210,8 +211,12 @@ async function main(): Promise<void> {
       `engine ${TENANTS}t / raw`,
     ],
   ];
+  const oneTenant: Record<string, number> = {};
+  const eightTenants: Record<string, number> = {};
   for (const size of POOL_SIZES) {
     const r = await measure(size);
+    oneTenant[String(size)] = r.engine;
+    eightTenants[String(size)] = r.engine8;
     rows.push([
       String(size),
       fmt(r.engine),
@@ -226,6 +231,7 @@ async function main(): Promise<void> {
   console.log(line(rows[0]!));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const row of rows.slice(1)) console.log(line(row));
+  printJsonResult({ one_tenant: oneTenant, eight_tenants: eightTenants });
 }
 
 await main();
