@@ -1,4 +1,4 @@
-import type { AnyOperation } from '../src/index.js';
+import type { AnyOperation, AnyReadTool } from '../src/index.js';
 import { BroadcastBook } from './fakes/broadcasts.js';
 import { InvoiceBook } from './fakes/invoice-book.js';
 import { OrderBook } from './fakes/orders.js';
@@ -6,6 +6,7 @@ import { FakePaymentProvider } from './fakes/payment-provider.js';
 import { emailBroadcastApplyDraft } from './operations/email-broadcast-apply-draft.js';
 import { invoicePay } from './operations/invoice-pay.js';
 import { orderRefundMissingDiscount } from './operations/order-refund.js';
+import { listOpenInvoices } from './reads/list-open-invoices.js';
 
 export { BroadcastBook } from './fakes/broadcasts.js';
 export { InvoiceBook } from './fakes/invoice-book.js';
@@ -15,6 +16,7 @@ export { DRAFTS_TABLE, emailBroadcastApplyDraft } from './operations/email-broad
 export { invoicePay, invoicePayScope } from './operations/invoice-pay.js';
 export { fileDelete, messageSend } from './operations/message-send.js';
 export { orderRefundMissingDiscount } from './operations/order-refund.js';
+export { listOpenInvoices, type OpenInvoiceRow } from './reads/list-open-invoices.js';
 
 /** The application state behind the demo operations: invoices, orders, broadcasts and a payment provider. */
 export interface DemoWorld {
@@ -41,4 +43,9 @@ export function demoOperations(world: DemoWorld): AnyOperation[] {
     orderRefundMissingDiscount({ orders: world.orders, provider: world.provider }),
     emailBroadcastApplyDraft({ broadcasts: world.broadcasts }),
   ];
+}
+
+/** The demo's read tool, bound to a world: `list_open_invoices`. */
+export function demoReadTools(world: DemoWorld): AnyReadTool[] {
+  return [listOpenInvoices({ invoices: world.invoices })];
 }

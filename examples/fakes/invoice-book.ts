@@ -22,6 +22,14 @@ export class InvoiceBook {
     return this.#invoices.get(`${tenant}/${id}`);
   }
 
+  /** The tenant's open invoices, by id: the application's query, always filtered by the server's tenant. */
+  open(tenant: string): Invoice[] {
+    return [...this.#invoices.values()]
+      .filter((i) => i.tenant === tenant && i.status === 'open')
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((i) => ({ ...i }));
+  }
+
   /** Ready-made invoices for the demo and the tests: the note's 240.49 USD payment among them. */
   static demo(): InvoiceBook {
     const book = new InvoiceBook();
@@ -64,6 +72,35 @@ export class InvoiceBook {
           status: 'open',
         });
     }
+    // Each tenant also has invoices of its own, so a read for one tenant shows whose rows it got.
+    book
+      .add({
+        tenant: 'acme',
+        id: 'inv-108',
+        supplierName: 'Acme Office Supplies',
+        supplierAccount: 'acct-supplier-11',
+        dueMinor: 31_500,
+        currency: 'USD',
+        status: 'open',
+      })
+      .add({
+        tenant: 'globex',
+        id: 'inv-201',
+        supplierName: 'Globex Cooling Systems',
+        supplierAccount: 'acct-supplier-21',
+        dueMinor: 470_000,
+        currency: 'EUR',
+        status: 'open',
+      })
+      .add({
+        tenant: 'globex',
+        id: 'inv-202',
+        supplierName: 'Initech Consulting',
+        supplierAccount: 'acct-supplier-22',
+        dueMinor: 12_000,
+        currency: 'USD',
+        status: 'open',
+      });
     return book;
   }
 }

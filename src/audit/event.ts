@@ -16,6 +16,7 @@ export const AUDIT_STEPS = Object.freeze([
   'shadow_mismatch',
   'granted',
   'revoked',
+  'read',
 ] as const);
 
 /** Every step the audit trail records. */

@@ -37,6 +37,8 @@ import {
   proposalAuditPage,
 } from './queries.js';
 import { type ProposalTimeline, proposalTimeline } from './audit-timeline.js';
+import type { AnyReadTool } from '../operation/define-read-tool.js';
+import { type ReadBinding, type ReadResult, read } from './read.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
 import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
 
@@ -44,6 +46,8 @@ import { type RecoverOptions, type RecoverySummary, recover } from './recover.js
 export interface EngineOptions {
   readonly store: Store;
   readonly operations: readonly AnyOperation[];
+  /** Task-specific read tools (`defineReadTool`): the adapters and the MCP server expose them beside the proposal tools. */
+  readonly readTools?: readonly AnyReadTool[];
   /** Defaults to the system clock. */
   readonly clock?: Clock;
   /** A pino logger (or anything with info/warn/error). Defaults to silent. */
@@ -85,6 +89,8 @@ export type ApproveAndExecuteResult =
 export interface Engine {
   /** The registered operations by kind. */
   readonly operations: ReadonlyMap<string, AnyOperation>;
+  /** The registered read tools by name. */
+  readonly readTools: ReadonlyMap<string, AnyReadTool>;
   /** Operator roles that may approve, decline, edit and reconcile. */
   readonly approverRoles: readonly string[];
   /** Whether an editor may approve their own edit for every operation (see {@link EngineOptions}). */
@@ -96,6 +102,11 @@ export interface Engine {
    * correct, or `rate_limited` when the agent or its tenant is over a quota).
    */
   propose(input: ProposeInput): Promise<ProposeResult>;
+  /**
+   * Runs a read tool for the binding's tenant, section, agent and run (never the model's): input
+   * parsed strictly (`invalid_request`), the call audited as `read` in the tenant's chain.
+   */
+  read(tool: string, input: unknown, binding: ReadBinding): Promise<ReadResult>;
   /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
   grant(input: GrantInput): Promise<GrantResult>;
   /** Revokes a grant (admin only). */
@@ -155,6 +166,12 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       throw new ConfigurationError(`operations: "${operation.kind}" is registered twice`);
     operations.set(operation.kind, operation);
   }
+  const readTools = new Map<string, AnyReadTool>();
+  for (const tool of options.readTools ?? []) {
+    if (readTools.has(tool.name))
+      throw new ConfigurationError(`readTools: "${tool.name}" is registered twice`);
+    readTools.set(tool.name, tool);
+  }
   if (options.sealKey !== undefined && Buffer.byteLength(options.sealKey as string) < 32) {
     throw new ConfigurationError('sealKey: must be at least 32 bytes');
   }
@@ -180,10 +197,12 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   const executeOptions = { faults: options.faults };
   return Object.freeze({
     operations,
+    readTools,
     approverRoles: ctx.approverRoles,
     allowEditorApproval: ctx.allowEditorApproval,
     limits: quota.limits,
     propose: (input: ProposeInput) => quota.admit(input, () => propose(ctx, input, executeOptions)),
+    read: (tool: string, input: unknown, binding: ReadBinding) => read(ctx, readTools, tool, input, binding),
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
     grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),

@@ -42,5 +42,6 @@ export {
   type ListInput,
   type ProposalPage,
 } from './queries.js';
+export type { ReadBinding, ReadResult } from './read.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
 export type { RecoverOptions, RecoverySummary } from './recover.js';

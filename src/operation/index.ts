@@ -28,6 +28,15 @@ export {
   type RevalidateContext,
   type Revalidation,
 } from './define-operation.js';
+export {
+  type AnyReadTool,
+  defineReadTool,
+  isServerOwnedField,
+  type ReadScope,
+  type ReadTool,
+  type ReadToolDefinition,
+  SERVER_OWNED_FIELDS,
+} from './define-read-tool.js';
 export { currencyCode, minorUnits } from './fields.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';

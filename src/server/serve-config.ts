@@ -4,6 +4,7 @@ import { ConfigurationError } from '../canonical/errors.js';
 import type { McpHttpOptions } from '../adapters/mcp/mcp-http-handler.js';
 import type { ProposalLimitsOption } from '../engine/proposal-quota.js';
 import type { AnyOperation } from '../operation/define-operation.js';
+import type { AnyReadTool } from '../operation/define-read-tool.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
 import { checkOidcConfig, type OidcConfig } from './auth/oidc.js';
@@ -80,6 +81,8 @@ const MCP_LIMITS = [
 export interface ServeConfig {
   /** The operations this server proposes, approves and executes. */
   readonly operations: readonly AnyOperation[];
+  /** Task-specific read tools (`defineReadTool`), exposed over MCP (`--mcp`) beside the proposal tools. */
+  readonly readTools?: readonly AnyReadTool[];
   /** The store; defaults to SQLite at `--db FILE`. */
   readonly store?: Store;
   readonly authentication?: AuthenticationConfig;
@@ -107,7 +110,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
     throw new ConfigurationError(
-      `--config ${file}: export { operations, store?, authentication?, mcp?, limits? }`,
+      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits? }`,
     );
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
@@ -125,6 +128,18 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
         `--config ${file}: every entry of "operations" must come from defineOperation`,
       );
     }
+  }
+  const readTools = exported['readTools'];
+  if (
+    readTools !== undefined &&
+    (!Array.isArray(readTools) ||
+      !readTools.every(
+        (t) => isRecord(t) && typeof t['name'] === 'string' && typeof t['read'] === 'function',
+      ))
+  ) {
+    throw new ConfigurationError(
+      `--config ${file}: "readTools" must be an array of defineReadTool(...) results`,
+    );
   }
   const store = exported['store'];
   if (
@@ -158,6 +173,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
     throw new ConfigurationError(`--config ${file}: "limits" must be false or an object`);
   return {
     operations: operations as AnyOperation[],
+    ...(readTools !== undefined ? { readTools: readTools as AnyReadTool[] } : {}),
     ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),
     ...(limits !== undefined ? { limits: limits as ProposalLimitsOption } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),

@@ -114,14 +114,16 @@ describe('countersign mcp (stdio, through the official MCP client)', () => {
     await w?.close();
   });
 
-  it('lists one propose_<kind> tool per operation with the request JSON Schema, and get_proposal', async () => {
+  it('lists one propose_<kind> tool per operation with the request JSON Schema, get_proposal and the demo read tool', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       'propose_invoice_pay',
       'propose_order_refund_missing_discount',
       'propose_email_broadcast_apply_draft',
       'get_proposal',
+      'list_open_invoices',
     ]);
+    expect(tools.find((t) => t.name === 'list_open_invoices')?.annotations?.readOnlyHint).toBe(true);
     const pay = w.engine.operations.get('invoice.pay')!;
     expect(tools[0]?.inputSchema).toEqual(requestJsonSchema(pay));
   });

@@ -14,3 +14,6 @@ export { handbackMessages } from './handback-messages.js';
 export { proposalMade } from './proposal-made.js';
 export { type ProposalArtifact, ProposalTool } from './proposal-tool.js';
 export { proposalTools } from './proposal-tools.js';
+export { type ReadArtifact, ReadTool } from './read-tool.js';
+export { readTools } from './read-tools.js';
+export type { ReadToolOptions } from '../shared/read-tools.js';

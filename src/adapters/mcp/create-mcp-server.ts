@@ -11,6 +11,7 @@ import { readProposal } from '../../engine/read-scope.js';
 import { operationTools } from '../shared/operation-tools.js';
 import { summaryOf } from '../shared/tool-reply.js';
 import type { McpSession } from './mcp-session.js';
+import { mcpReadTools } from './mcp-read-tools.js';
 
 /** The MCP server's name and version as clients see them. */
 export const MCP_SERVER_INFO = Object.freeze({ name: 'countersign', version: '0.1.0' });
@@ -63,13 +64,14 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
     session.operations !== undefined ? { operations: session.operations } : {},
   );
   const byName = new Map(tools.map((t) => [t.name, t]));
+  const reads = mcpReadTools(engine, session);
   const server = new Server(
     { ...MCP_SERVER_INFO },
     {
       capabilities: { tools: {} },
       instructions:
         `You propose operations for tenant ${session.tenant}; a human approves each exact proposal and the application ` +
-        `executes it. Proposing never executes. Your run id is ${session.runId}. Check a proposal with get_proposal.`,
+        `executes it. Proposing never executes. Your run id is ${session.runId}. Check a proposal with get_proposal; read tools return your tenant's data only.`,
     },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
@@ -88,15 +90,18 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
         }),
       ),
       GET_PROPOSAL,
+      ...reads.listed,
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
     if (name === GET_PROPOSAL.name) return getProposal(engine, session, args);
+    const read = reads.call(name, args);
+    if (read) return read;
     const tool = byName.get(name);
     if (!tool)
       return text(
-        `Unknown tool ${name}. Available: ${[...byName.keys(), GET_PROPOSAL.name].join(', ')}.`,
+        `Unknown tool ${name}. Available: ${[...byName.keys(), GET_PROPOSAL.name, ...reads.listed.map((t) => t.name)].join(', ')}.`,
         true,
       );
     const reply = await tool.propose(args ?? {}, undefined);

@@ -11,4 +11,6 @@ export type { OperationToolOptions } from '../shared/operation-tools.js';
 export { toolNameOf } from '../shared/tool-name.js';
 export { handbackMessages } from './handback-messages.js';
 export { isProposalTool, type ProposalTool, proposalTools } from './proposal-tools.js';
+export { type ReadFunctionTool, readTools } from './read-tools.js';
+export type { ReadToolOptions } from '../shared/read-tools.js';
 export { stopAtProposal } from './stop-at-proposal.js';

@@ -1,6 +1,6 @@
 import { dirname, join, resolve } from 'node:path';
 import { pino } from 'pino';
-import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
 import { serveMcpStdio } from '../../adapters/mcp/serve-mcp-stdio.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
@@ -15,20 +15,22 @@ import { type Command, requiredOption, stringOption, UsageProblem } from '../com
 export const mcpCommand: Command = {
   path: ['mcp'],
   summary:
-    'serve the MCP server over stdio: propose_<kind> tools and get_proposal, as one agent of one tenant',
+    'serve the MCP server over stdio: propose_<kind> tools, get_proposal and read tools, as one agent of one tenant',
   help: `Usage: countersign mcp --tenant T --agent-token TOKEN [--db FILE | --store URL]
                        [--config FILE | --demo] [--resource R] [--run-id ID]
 
 Speaks MCP over stdin/stdout for one session (Claude Desktop, an IDE, your own client): one
 propose_<kind> tool per operation (dots become underscores; the input schema is the operation's
-request schema) and get_proposal (status, outcome, handback). Proposing never executes: operators
+request schema), get_proposal (status, outcome, handback) and the read tools of the config
+(readOnlyHint; --demo: list_open_invoices), which read the session's tenant only. Proposing
+never executes: operators
 approve in the console (countersign serve on the same database). Logs go to stderr.
 
   --tenant T           the tenant the session works for; the token must belong to it
   --agent-token TOKEN  an agent token of that tenant (or set COUNTERSIGN_AGENT_TOKEN)
   --db FILE            the SQLite file (default ./countersign.db)
   --store URL          a postgres:// URL instead of --db
-  --config FILE        an ES module exporting { operations, store?, authentication? } (as for serve)
+  --config FILE        an ES module exporting { operations, readTools?, store?, authentication? } (as for serve)
   --demo               the example operations, as countersign serve --demo registers them
   --resource R         the resource boundary of the session's proposals, e.g. invoice:* (default:
                        none; required for operations that do not name their own resource)
@@ -67,12 +69,14 @@ approve in the console (countersign serve on the same database). Logs go to stde
     const config = configFile ? await loadServeConfig(configFile) : undefined;
     const db = resolve(dbOption ?? 'countersign.db');
     const store: Store = config?.store ?? (await openStore(storeUrl ?? db));
-    const operations: readonly AnyOperation[] = demo
-      ? demoOperations(demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') }))
-      : (config?.operations ?? []);
+    const world = demo
+      ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })
+      : undefined;
+    const operations: readonly AnyOperation[] = world ? demoOperations(world) : (config?.operations ?? []);
     const engine = await createEngine({
       store,
       operations,
+      readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
       ...(config?.authentication?.approverRoles
         ? { approverRoles: config.authentication.approverRoles }

@@ -2,7 +2,7 @@ import { attachMcp, type McpHttpHandler } from '../../adapters/mcp/index.js';
 import { createLifecycleMetrics } from '../../observability/prometheus-metrics.js';
 import { dirname, join, resolve } from 'node:path';
 import { pino } from 'pino';
-import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
 import { createEngine } from '../../engine/create-engine.js';
@@ -39,13 +39,15 @@ connections, lets in-flight requests finish, and closes the database cleanly.
 
   --db FILE                the SQLite file (default ./countersign.db, created if missing)
   --store URL              a postgres:// URL instead of --db (several servers may share it)
-  --config FILE            an ES module exporting { operations, store?, authentication?, mcp?,
-                           limits? } (limits: proposal quotas per agent and tenant, or false)
+  --config FILE            an ES module exporting { operations, readTools?, store?,
+                           authentication?, mcp?, limits? } (readTools: defineReadTool results,
+                           listed over --mcp) (limits: proposal quotas per agent and tenant, or false)
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
   --port N                 default 8787 (0 picks a free port)
   --host H                 default 127.0.0.1
-  --demo                   the example operations (invoice payments, refunds, email drafts),
+  --demo                   the example operations (invoice payments, refunds, email drafts) and
+                           the read tool list_open_invoices,
                            tenants acme and globex with approver, viewer and admin operators,
                            one agent each, and a scripted agent proposing a realistic mix
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
@@ -108,6 +110,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const engine = await createEngine({
       store,
       operations,
+      readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
