@@ -29,6 +29,7 @@ export {
   type Revalidation,
 } from './define-operation.js';
 export { currencyCode, minorUnits } from './fields.js';
+export type { HandbackFunction, HandbackText } from './localized-handback.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';
 export type { Outcome, OutcomeKind } from './outcome.js';
