@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { de } from '../../src/i18n/catalogs/de.js';
-import { en } from '../../src/i18n/catalogs/en.js';
+import type { en } from '../../src/i18n/catalogs/en.js';
 import { translation } from '../../src/i18n/translation.js';
 import { type MessageKey, translate } from '../../src/index.js';
 
