@@ -21,7 +21,8 @@ export function isLanguage(value: string): value is Language {
 
 /**
  * Resolves a BCP 47 tag to a supported locale: `de-CH` keeps its region for formatting and uses the
- * German catalog; a tag that is malformed or of a language without a catalog is English.
+ * German catalog; extensions are dropped; a tag that is malformed or of a language without a
+ * catalog is English.
  *
  * @example
  * resolveLocale('fr-CA'); // { tag: 'fr-CA', language: 'fr' }
@@ -36,7 +37,8 @@ export function resolveLocale(tag: string | undefined): ResolvedLocale {
     return ENGLISH;
   }
   if (canonical === undefined) return ENGLISH;
-  const language = new Intl.Locale(canonical).language;
+  // Extensions (`-u-nu-arab`, `-u-tz-…`) are dropped: digits, currency and zone are ours to choose.
+  const { baseName, language } = new Intl.Locale(canonical);
   // Formatting in a language whose sentences we cannot write would mix two languages in one line.
-  return isLanguage(language) ? Object.freeze({ tag: canonical, language }) : ENGLISH;
+  return isLanguage(language) ? Object.freeze({ tag: baseName, language }) : ENGLISH;
 }

@@ -75,6 +75,11 @@ describe('resolveLocale', () => {
     expect(resolveLocale('fr')).toEqual({ tag: 'fr', language: 'fr' });
   });
 
+  it('drops extensions: digits and zone are not the client’s to choose', () => {
+    expect(resolveLocale('de-DE-u-nu-arab-tz-usnyc')).toEqual({ tag: 'de-DE', language: 'de' });
+    expect(negotiateLocale('fr-u-nu-arab')).toBe('fr');
+  });
+
   it('is English for a language without a catalog or a malformed tag', () => {
     expect(resolveLocale('es-MX')).toEqual({ tag: 'en', language: 'en' });
     expect(resolveLocale('not a tag')).toEqual({ tag: 'en', language: 'en' });
