@@ -11,6 +11,27 @@ export * from './canonical/index.js';
 export * from './operation/index.js';
 // The lifecycle engine.
 export * from './engine/index.js';
+// Locales: catalogs, Accept-Language negotiation, money and dates through Intl.
+export {
+  type Catalog,
+  CATALOGS,
+  formatDateIn,
+  formatMoneyIn,
+  type Language,
+  LANGUAGES,
+  type LanguageRange,
+  type LocaleOptions,
+  type Localizer,
+  localizer,
+  type MessageKey,
+  type MessageParams,
+  negotiateLocale,
+  type PerLocale,
+  parseAcceptLanguage,
+  type ResolvedLocale,
+  resolveLocale,
+  translate,
+} from './i18n/index.js';
 // Bounded approvals.
 export * from './grants/index.js';
 // The audit trail.

@@ -14,7 +14,8 @@ import { execute } from './execute.js';
 import { expireDue } from './expire.js';
 import { type ExpireVersionInput, expireVersion } from './expire-version.js';
 import type { FaultHook } from './faults.js';
-import { type HandbackItem, handback } from './handback.js';
+import type { LocaleOptions } from '../i18n/localizer.js';
+import { type HandbackInput, type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import {
@@ -145,8 +146,8 @@ export interface Engine {
   auditPage(tenant: string, proposalId: string, input?: AuditPageInput): Promise<AuditPage>;
   /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
-  /** Safe text about a run's proposals for the next model turn. */
-  handback(input: { tenant: string; runId: string; limit?: number }): Promise<HandbackItem[]>;
+  /** Safe text about a run's proposals for the next model turn; English unless `options.locale` says otherwise. */
+  handback(input: HandbackInput, options?: LocaleOptions): Promise<HandbackItem[]>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -229,7 +230,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     auditPage: (tenant: string, id: string, input?: AuditPageInput) =>
       proposalAuditPage(ctx, tenant, id, input),
     timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
-    handback: (input: { tenant: string; runId: string; limit?: number }) => handback(ctx, input),
+    handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
     close: () => options.store.close(),
   });
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { CountersignError } from '../canonical/errors.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
+import type { Localizer } from '../i18n/localizer.js';
 import type { Actor } from './actor.js';
+import { type HandbackText, handbackDefinitionProblem, localizedHandback } from './localized-handback.js';
 import type { Outcome } from './outcome.js';
 
 /** `local` effects commit in the same transaction as their outcome; `external` ones call a provider. */
@@ -184,8 +186,11 @@ export interface OperationDefinition<
   readonly execute?: (args: z.output<ArgsSchema>, ctx: ExecuteContext) => Promise<Result | DefiniteFailure>;
   /** Looks an attempt up by its idempotency key at the provider. Required for external effects. */
   readonly reconcile?: (attempt: ReconcileAttempt<z.output<ArgsSchema>>) => Promise<Reconciliation<Result>>;
-  /** Safe text for the next model turn. */
-  readonly handback?: (outcome: Outcome<Result>) => string;
+  /**
+   * Safe text for the next model turn and the API: `(outcome, text) => …`, where `text` has the
+   * locale asked for and formats money and dates with `Intl`; or per language `{ en, de, fr }`.
+   */
+  readonly handback?: HandbackText<Result>;
 }
 
 /**
@@ -225,7 +230,8 @@ export interface Operation<
   commandScope?(request: never, facts: ProposalFacts): unknown;
   execute?(args: Args, ctx: ExecuteContext): Promise<Result | DefiniteFailure>;
   reconcile?(attempt: ReconcileAttempt<Args>): Promise<Reconciliation<Result>>;
-  handback(outcome: Outcome<Result>): string;
+  /** The outcome as safe text, in the localizer's language (English without one). */
+  handback(outcome: Outcome<Result>, text?: Localizer): string;
 }
 
 /** An operation of any types, as the engine holds them. */
@@ -251,19 +257,6 @@ export function parseDuration(value: string | number): number {
   if (!match)
     throw new OperationDefinitionError(`expiresIn: "${value}" is not a duration like 30m, 2h or 1d`);
   return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
-}
-
-function defaultHandback(outcome: Outcome): string {
-  switch (outcome.kind) {
-    case 'succeeded':
-      return 'The approved operation succeeded.';
-    case 'needs_reconciliation':
-      return 'The provider did not confirm the operation; it is being reconciled. Do not retry it.';
-    case 'revision_required':
-      return `The operation was not executed: ${outcome.reason} A new proposal is needed.`;
-    case 'terminal_failure':
-      return `The operation failed and will not be retried (correlation id ${outcome.correlationId}).`;
-  }
 }
 
 /**
@@ -320,6 +313,8 @@ export function defineOperation<
       `${d.kind}: shadow mode is only for impact: 'low' operations; a high-impact mismatch must be refused`,
     );
   }
+  const handbackProblem = handbackDefinitionProblem(d.handback);
+  if (handbackProblem) throw new OperationDefinitionError(`${d.kind}: ${handbackProblem}`);
   const supported = d.supportedScopeVersions ?? [d.scopeVersion];
   if (!supported.includes(d.scopeVersion)) {
     throw new OperationDefinitionError(
@@ -361,7 +356,7 @@ export function defineOperation<
     ...(d.commandScope ? { commandScope: d.commandScope } : {}),
     ...(d.execute ? { execute: d.execute } : {}),
     ...(d.reconcile ? { reconcile: d.reconcile } : {}),
-    handback: d.handback ?? defaultHandback,
+    handback: localizedHandback(d.handback),
   };
   return Object.freeze(operation);
 }

@@ -38,6 +38,7 @@ export {
   SERVER_OWNED_FIELDS,
 } from './define-read-tool.js';
 export { currencyCode, minorUnits } from './fields.js';
+export type { HandbackFunction, HandbackText } from './localized-handback.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';
 export type { Outcome, OutcomeKind } from './outcome.js';

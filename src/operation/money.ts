@@ -27,6 +27,11 @@ const EXPONENT: Readonly<Record<string, number>> = {
   XPF: 0,
 };
 
+/** How many minor-unit digits a currency has (ISO 4217): 2 unless listed, `JPY` 0, `KWD` 3. */
+export function minorUnitExponent(currency: string): number {
+  return own(EXPONENT, currency) ?? 2;
+}
+
 /** Money as a preview shows it: the exact minor units, the currency, and full-precision text. */
 export interface Money {
   readonly minor: number;
@@ -39,7 +44,7 @@ export interface Money {
 export function formatMoney(minor: number, currency: string): string {
   if (!Number.isSafeInteger(minor))
     throw new RangeError(`money: ${minor} is not an integer number of minor units`);
-  const exponent = own(EXPONENT, currency) ?? 2;
+  const exponent = minorUnitExponent(currency);
   const sign = minor < 0 ? '-' : '';
   const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
   const whole = digits.slice(0, digits.length - exponent);

@@ -1,5 +1,6 @@
 import type { Engine } from '../../engine/create-engine.js';
 import { formatHandback, type HandbackItem } from '../../engine/handback.js';
+import { type LocaleOptions, localizer } from '../../i18n/localizer.js';
 
 /** The bounded handback of one or more earlier runs, as items and as one block of text. */
 export interface HandbackContext {
@@ -8,8 +9,11 @@ export interface HandbackContext {
   readonly text: string;
 }
 
-/** Which runs to report on, and how many proposals at most. */
-export interface HandbackRequest {
+/**
+ * Which runs to report on, how many proposals at most, and in which language: English unless
+ * `locale` names another (`de`, `fr-CA`, …), with dates in `timeZone` (default UTC).
+ */
+export interface HandbackRequest extends LocaleOptions {
   readonly tenant: string;
   /** The run id (or ids) of the earlier turn(s) whose proposals the next turn should learn about. */
   readonly runId: string | readonly string[];
@@ -26,14 +30,18 @@ export interface HandbackRequest {
 export async function handbackContext(engine: Engine, request: HandbackRequest): Promise<HandbackContext> {
   const runIds = typeof request.runId === 'string' ? [request.runId] : [...request.runId];
   const limit = request.limit ?? 20;
+  const locale: LocaleOptions = {
+    ...(request.locale !== undefined ? { locale: request.locale } : {}),
+    ...(request.timeZone !== undefined ? { timeZone: request.timeZone } : {}),
+  };
   const items: HandbackItem[] = [];
   for (const runId of runIds) {
     if (items.length >= limit) break;
-    items.push(...(await engine.handback({ tenant: request.tenant, runId, limit: limit - items.length })));
+    items.push(
+      ...(await engine.handback({ tenant: request.tenant, runId, limit: limit - items.length }, locale)),
+    );
   }
   if (items.length === 0) return { items, text: '' };
-  const text =
-    'What happened to the proposals you made earlier (reported by the application; a human decided, the application executed):\n' +
-    formatHandback(items);
+  const text = `${localizer(locale).t('handback.intro')}\n${formatHandback(items, locale)}`;
   return { items, text };
 }

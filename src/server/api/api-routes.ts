@@ -12,6 +12,7 @@ import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
+import { negotiateLocale } from '../../i18n/accept-language.js';
 import { handbackText } from '../handback-text.js';
 import { HttpProblem, rateLimited, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
@@ -73,9 +74,18 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   api.use(async (c, next) => {
     await next();
     c.header('Cache-Control', 'no-store');
+    c.header('Vary', 'Accept-Language', { append: true });
   });
-  const present = (c: Context, p: Proposal) =>
-    proposalJson(p, { handback: handbackText(engine, p), approvalUrl: approvalUrl(c, publicUrl, p) });
+  // The handback is written in the language the client accepts (English by default); the rest of
+  // the body is data and stays as stored.
+  const present = (c: Context, p: Proposal) => {
+    const locale = negotiateLocale(c.req.header('accept-language'));
+    c.header('Content-Language', locale);
+    return proposalJson(p, {
+      handback: handbackText(engine, p, { locale }),
+      approvalUrl: approvalUrl(c, publicUrl, p),
+    });
+  };
   const load = async (c: Context<AppEnv>, actor: Actor): Promise<Proposal> => {
     // An agent sees the proposals it made; another agent's proposal, like another tenant's, is 404.
     const proposal = await readProposal(engine, actor, c.req.param('id') ?? '');

@@ -19,6 +19,14 @@ const idParam = {
   required: true,
   schema: { type: 'string', pattern: '^prp_[0-9a-z]+$' },
 };
+const acceptLanguage = {
+  name: 'Accept-Language',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description:
+    'The language of `handback` (q-values honoured; en, de and fr have catalogs, anything else is en); the answer names it in `Content-Language`',
+};
 
 const decisionErrors = {
   '400': problem('Malformed JSON (`invalid_json`)'),
@@ -99,6 +107,7 @@ export function openApiDocument(): Record<string, unknown> {
               schema: { type: 'string' },
               description: '`nextCursor` of the previous page',
             },
+            acceptLanguage,
           ],
           responses: {
             '200': {
@@ -120,7 +129,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/api/v1/proposals/{id}': {
         get: {
           summary: 'One proposal: status, preview, short hash, outcome and handback text',
-          parameters: [idParam],
+          parameters: [idParam, acceptLanguage],
           responses: {
             '200': { description: 'The proposal', content: json(ref('Proposal')) },
             '401': problem('`unauthenticated`'),
@@ -415,7 +424,11 @@ export function openApiDocument(): Record<string, unknown> {
             approvalKind: { enum: ['exact', 'grant', null] },
             approvals: ref('Approvals'),
             outcome: { oneOf: [ref('Outcome'), { type: 'null' }] },
-            handback: { type: 'string', description: 'Safe text for the next model turn' },
+            handback: {
+              type: 'string',
+              description:
+                'Safe text about what happened, in the language of `Accept-Language` (en, de, fr; else en)',
+            },
             approvalUrl: {
               type: 'string',
               description: 'The console page of this proposal, carrying its run id',

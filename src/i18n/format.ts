@@ -1,0 +1,52 @@
+import { minorUnitExponent } from '../operation/money.js';
+
+/**
+ * Money from integer minor units, formatted for a locale by `Intl.NumberFormat` with every minor
+ * unit shown and never rounded (the amount goes to `Intl` as an exact decimal string, not a float).
+ *
+ * @example
+ * formatMoneyIn('de-DE', 123456, 'EUR'); // '1.234,56 €'
+ * formatMoneyIn('en', 500, 'JPY');       // '¥500'
+ * @throws {RangeError} when `minor` is not a safe integer or `currency` is not a currency code.
+ */
+export function formatMoneyIn(locale: string, minor: number, currency: string): string {
+  if (!Number.isSafeInteger(minor))
+    throw new RangeError(`money: ${minor} is not an integer number of minor units`);
+  const exponent = minorUnitExponent(currency);
+  const digits = String(Math.abs(minor)).padStart(exponent + 1, '0');
+  const whole = digits.slice(0, digits.length - exponent);
+  const decimal = exponent > 0 ? `${whole}.${digits.slice(digits.length - exponent)}` : whole;
+  const format = new Intl.NumberFormat(locale, {
+    style: 'currency',
+    currency,
+    minimumFractionDigits: exponent,
+    maximumFractionDigits: exponent,
+  });
+  return format.format(`${minor < 0 ? '-' : ''}${decimal}` as `${number}`);
+}
+
+/**
+ * A moment formatted for a locale by `Intl.DateTimeFormat`: date, hours and minutes, and the time
+ * zone's name, so a reader in another zone is never misled.
+ *
+ * @example
+ * formatDateIn('de-DE', new Date('2026-12-01T10:30:00Z'), 'UTC'); // '1. Dez. 2026, 10:30 UTC'
+ * @throws {RangeError} for an invalid date or an unknown time zone.
+ */
+export function formatDateIn(locale: string, value: Date | string | number, timeZone: string): string {
+  const date = value instanceof Date ? value : new Date(value);
+  return new Intl.DateTimeFormat(locale, {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    timeZone,
+    timeZoneName: 'short',
+  }).format(date);
+}
+
+/** A number formatted for a locale (`1234.5` → `1.234,5` in German). */
+export function formatNumberIn(locale: string, value: number): string {
+  return new Intl.NumberFormat(locale).format(value);
+}
