@@ -4,10 +4,10 @@ import type { EngineContext } from './engine-context.js';
 import type { Proposal } from './proposal.js';
 import { listProposals } from './queries.js';
 
-/** What the next model turn may learn about one proposal of its run. */
-export interface HandbackItem {
+/** What the next model turn may learn about one proposal of its run (`Kind`: a typed engine's kinds). */
+export interface HandbackItem<Kind extends string = string> {
   readonly proposalId: string;
-  readonly operation: string;
+  readonly operation: Kind;
   readonly short: string;
   readonly status: string;
   /** Safe text from the operation's `handback` (or a fixed sentence for undecided states). */
