@@ -24,6 +24,7 @@ import {
   type Engine,
   type OperationKind,
   type Outcome,
+  type OutcomeOf,
   type Proposal,
   type ProposalOf,
   type RequestOf,
@@ -258,7 +259,28 @@ describe('approve and execute', () => {
   });
 });
 
+describe('edit and reconcile', () => {
+  test('an edit returns a typed proposal; a reconciliation a typed outcome', async () => {
+    const engine = await createEngine({ store, operations: [payInvoice, refund] });
+    const edited = await engine.edit({ tenant: 'acme', proposalId: 'prp_1', editor: operator, changes: {} });
+    if (edited.kind === 'edited') expectTypeOf(edited.proposal).toEqualTypeOf<ProposalOf<Ops>>();
+    const reconciled = await engine.reconcile({ tenant: 'acme', proposalId: 'prp_1', actor: operator });
+    if (reconciled.kind === 'reconciled') expectTypeOf(reconciled.outcome).toEqualTypeOf<OutcomeOf<Ops>>();
+  });
+});
+
 describe('the untyped engine stays as it was', () => {
+  test('one operation whose kind is only a string makes the engine untyped, not half-typed', async () => {
+    const kind: string = 'note.add';
+    const note = defineOperation({
+      kind,
+      scopeVersion: 1,
+      scope: z.strictObject({ tenant: z.string(), operation: z.string() }),
+    });
+    const engine = await createEngine({ store, operations: [payInvoice, note] });
+    expectTypeOf(engine).toEqualTypeOf<Engine>();
+  });
+
   test('operations only known at run time give string kinds and unknown parts', async () => {
     const operations: readonly AnyOperation[] = [payInvoice, refund];
     const engine = await createEngine({ store, operations });
