@@ -32,8 +32,8 @@ export type OperationOf<Ops extends Operations, K extends OperationKind<Ops>> = 
 
 // One operation's type arguments, by name.
 type PartsOf<Op> =
-  Op extends Operation<infer Scope, infer Request, infer Args, infer Preview, infer Result, infer Kind>
-    ? { scope: Scope; request: Request; args: Args; preview: Preview; result: Result; kind: Kind }
+  Op extends Operation<infer _Scope, infer Request, infer Args, infer Preview, infer Result, infer _Kind>
+    ? { request: Request; args: Args; preview: Preview; result: Result }
     : never;
 
 // Part `P` of each kind in `K`, as a union; `unknown` for an untyped engine (never `any`).
