@@ -14,6 +14,7 @@ import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
 import { policyOf, recomputeContractDigest } from './proposal.js';
+import type { ContractOf, Operations, OutcomeOf } from './operation-types.js';
 
 /** An authenticated human's approval: the proposal id and the digest the page displayed, nothing else. */
 export interface ApproveInput {
@@ -33,12 +34,15 @@ export interface ApproveInput {
   readonly expectedResource?: string;
 }
 
-/** What a claimed attempt may execute: exactly the frozen, approved arguments. */
-export interface ExecutionContract {
+/**
+ * What a claimed attempt may execute: exactly the frozen, approved arguments (`Args`: as read,
+ * deep read-only; {@link ContractOf} gives a typed engine's).
+ */
+export interface ExecutionContract<Kind extends string = string, Args = DeepReadonly<unknown>> {
   readonly tenant: string;
   readonly proposalId: string;
   readonly runId: string;
-  readonly operation: string;
+  readonly operation: Kind;
   readonly scopeVersion: number;
   readonly attemptId: string;
   readonly attemptNumber: number;
@@ -46,7 +50,7 @@ export interface ExecutionContract {
   readonly digest: string;
   readonly short: string;
   readonly scopeDigest: string;
-  readonly arguments: DeepReadonly<unknown>;
+  readonly arguments: Args;
   readonly scope: DeepReadonly<unknown>;
 }
 
@@ -54,14 +58,14 @@ export interface ExecutionContract {
  * The one atomic decision of `approve`. Only `claimed` may execute. `awaiting_approvals`: this
  * approval was recorded for a proposal whose policy needs more; nothing runs yet.
  */
-export type ApproveResult =
-  | { readonly kind: 'claimed'; readonly contract: ExecutionContract }
+export type ApproveResult<Ops extends Operations = Operations> =
+  | { readonly kind: 'claimed'; readonly contract: ContractOf<Ops> }
   | {
       readonly kind: 'awaiting_approvals';
       readonly required: number;
       readonly given: readonly { readonly by: string; readonly at: Date }[];
     }
-  | { readonly kind: 'already_completed'; readonly outcome: Outcome }
+  | { readonly kind: 'already_completed'; readonly outcome: OutcomeOf<Ops> }
   | { readonly kind: 'not_approvable'; readonly reason: DenialReason; readonly message: string };
 
 const STALE_VIEW = 'the page showed another version of this proposal; reload it';

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../canonical/errors.js';
 import type { AnyOperation } from '../operation/define-operation.js';
-import type { Outcome } from '../operation/outcome.js';
 import type { Store } from '../store/store.js';
+import type { DeepReadonly } from '../canonical/freeze.js';
 import type { Grant } from '../grants/grant.js';
 import type { Actor } from '../operation/actor.js';
 import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult, revoke } from './grants.js';
@@ -16,7 +16,15 @@ import { type ExpireVersionInput, expireVersion } from './expire-version.js';
 import type { FaultHook } from './faults.js';
 import type { LocaleOptions } from '../i18n/localizer.js';
 import { type HandbackInput, type HandbackItem, handback } from './handback.js';
-import type { Proposal } from './proposal.js';
+import type {
+  ArgumentsOf,
+  ContractOf,
+  IsTyped,
+  OperationKind,
+  Operations,
+  OutcomeOf,
+  ProposalOf,
+} from './operation-types.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import {
   type ProposalLimits,
@@ -44,9 +52,10 @@ import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcil
 import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
 
 /** Everything an engine is wired from. */
-export interface EngineOptions {
+export interface EngineOptions<Ops extends Operations = Operations> {
   readonly store: Store;
-  readonly operations: readonly AnyOperation[];
+  /** The operations it can propose and execute; their kinds and types make the engine typed (see {@link Engine}). */
+  readonly operations: Ops;
   /** Task-specific read tools (`defineReadTool`): the adapters and the MCP server expose them beside the proposal tools. */
   readonly readTools?: readonly AnyReadTool[];
   /** Defaults to the system clock. */
@@ -82,14 +91,58 @@ export interface EngineOptions {
 }
 
 /** `completed` with the outcome of this approval's execution, a replay's stored outcome, or the refusal. */
-export type ApproveAndExecuteResult =
-  | { readonly kind: 'completed'; readonly outcome: Outcome; readonly contract: ExecutionContract }
-  | Exclude<ApproveResult, { kind: 'claimed' }>;
+export type ApproveAndExecuteResult<Ops extends Operations = Operations> =
+  | Completed<Ops, OperationKind<Ops>>
+  | Exclude<ApproveResult<Ops>, { kind: 'claimed' }>;
 
-/** The lifecycle of human-approved operations, bound to one store and one set of operations. */
-export interface Engine {
+// One member per kind, so a contract always comes with its own kind's outcome.
+type Completed<Ops extends Operations, K extends OperationKind<Ops>> =
+  K extends OperationKind<Ops>
+    ? {
+        readonly kind: 'completed';
+        readonly outcome: OutcomeOf<Ops, K>;
+        readonly contract: ContractOf<Ops, K>;
+      }
+    : never;
+
+/**
+ * The lifecycle of human-approved operations, bound to one store and one set of operations.
+ *
+ * `Ops` is the list of operations it was created with. With literal kinds (every operation made
+ * by `defineOperation`), `propose` accepts only those kinds, each with its own request type, and
+ * every proposal, contract and outcome it returns is a union discriminated on `operation`. The
+ * default, `readonly AnyOperation[]`, is an engine whose kinds are known only at run time (the
+ * server's and the adapters' view): `operation: string`, `unknown` parts. A typed engine is
+ * assignable to it.
+ *
+ * @example
+ * const engine = await createEngine({ store, operations: [payInvoice, refund] });
+ * const result = await engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, … });
+ * if (result.kind === 'proposed') result.proposal.preview; // payInvoice's preview type
+ */
+export type Engine<Ops extends Operations = Operations> =
+  IsTyped<Ops> extends true ? TypedEngine<Ops> : UntypedEngine;
+
+/**
+ * An engine whose kinds are known only at run time: {@link TypedEngine}'s members with `string`
+ * kinds and `unknown` parts. A separate interface (not `TypedEngine<Operations>`), so TypeScript
+ * compares a typed engine with it member by member, where a typed engine fits.
+ */
+export interface UntypedEngine extends UntypedMembers {}
+
+// A homomorphic copy keeps each member's documentation and its method (bivariant) declaration.
+type UntypedMembers = { [M in keyof TypedEngine<Operations>]: TypedEngine<Operations>[M] };
+
+/**
+ * The operation kinds of an engine type: a typed engine's registered kinds, else `string`. What
+ * adapters use to check the kinds an application names (`proposalTools(engine, binding, { operations })`).
+ */
+export type EngineKind<E extends Engine> = E extends TypedEngine<infer Ops> ? OperationKind<Ops> : string;
+
+/** The engine of a list of operations with literal kinds: see {@link Engine}. */
+export interface TypedEngine<Ops extends Operations> {
   /** The registered operations by kind. */
-  readonly operations: ReadonlyMap<string, AnyOperation>;
+  readonly operations: ReadonlyMap<string, Ops[number]>;
   /** The registered read tools by name. */
   readonly readTools: ReadonlyMap<string, AnyReadTool>;
   /** Operator roles that may approve, decline, edit and reconcile. */
@@ -102,7 +155,7 @@ export interface Engine {
    * Turns a model's request into a frozen, pending proposal (or an invalid request the model can
    * correct, or `rate_limited` when the agent or its tenant is over a quota).
    */
-  propose(input: ProposeInput): Promise<ProposeResult>;
+  propose<K extends OperationKind<Ops>>(input: ProposeInput<Ops, K>): Promise<ProposeResult<Ops, K>>;
   /**
    * Runs a read tool for the binding's tenant, section, agent and run (never the model's): input
    * parsed strictly (`invalid_request`), the call audited as `read` in the tenant's chain.
@@ -119,23 +172,30 @@ export interface Engine {
    * or `awaiting_approvals` when the proposal's frozen policy needs more distinct approvers (the
    * approval that completes the quorum claims).
    */
-  approve(input: ApproveInput): Promise<ApproveResult>;
+  approve(input: ApproveInput): Promise<ApproveResult<Ops>>;
   /** Executes a claimed contract exactly once and returns the stored outcome. */
-  execute(contract: ExecutionContract): Promise<Outcome>;
+  execute<K extends OperationKind<Ops>>(
+    contract: ExecutionContract<K, DeepReadonly<ArgumentsOf<Ops, K>>>,
+  ): Promise<OutcomeOf<Ops, K>>;
   /** `approve`, then `execute` when claimed: what an approval button does. */
-  approveAndExecute(input: ApproveInput): Promise<ApproveAndExecuteResult>;
+  approveAndExecute(input: ApproveInput): Promise<ApproveAndExecuteResult<Ops>>;
   decline(input: DeclineInput): Promise<DeclineResult>;
   /** A new freeze that supersedes the old proposal; approval is required again. */
-  edit(input: EditInput): Promise<EditResult>;
-  reconcile(input: ReconcileInput): Promise<ReconcileResult>;
+  edit(input: EditInput): Promise<EditResult<Ops>>;
+  reconcile(input: ReconcileInput): Promise<ReconcileResult<Ops>>;
   /** Takes over attempts whose lease ended: re-runs what never ran, sends the rest to reconciliation. */
   recover(options?: RecoverOptions): Promise<RecoverySummary>;
   /** Expires pending proposals past their expiry; returns how many. */
   expireDue(): Promise<number>;
   /** Expires pending proposals of an operation below a scope version (`unsupported_scope_version`). */
   expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
-  get(tenant: string, proposalId: string): Promise<Proposal | undefined>;
-  list(tenant: string, input?: ListInput): Promise<ProposalPage>;
+  /** One proposal of the tenant (narrow it on `operation`), or undefined. */
+  get(tenant: string, proposalId: string): Promise<ProposalOf<Ops> | undefined>;
+  /** A tenant's proposals, newest first; with `operation`, typed as that kind's. */
+  list<K extends OperationKind<Ops> = OperationKind<Ops>>(
+    tenant: string,
+    input?: ListInput<K>,
+  ): Promise<ProposalPage<Ops, K>>;
   /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
   audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
   /**
@@ -147,7 +207,7 @@ export interface Engine {
   /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /** Safe text about a run's proposals for the next model turn; English unless `options.locale` says otherwise. */
-  handback(input: HandbackInput, options?: LocaleOptions): Promise<HandbackItem[]>;
+  handback(input: HandbackInput, options?: LocaleOptions): Promise<HandbackItem<OperationKind<Ops>>[]>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -160,7 +220,9 @@ export interface Engine {
  * const proposed = await engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' },
  *   tenant: 'acme', resource: 'invoice:inv-104', requestedBy: 'agent:support', runId });
  */
-export async function createEngine(options: EngineOptions): Promise<Engine> {
+export async function createEngine<Ops extends Operations>(
+  options: EngineOptions<Ops>,
+): Promise<Engine<readonly Ops[number][]>> {
   const operations = new Map<string, AnyOperation>();
   for (const operation of options.operations) {
     if (operations.has(operation.kind))
@@ -196,7 +258,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
   });
   if (options.migrate !== false) await options.store.migrate();
   const executeOptions = { faults: options.faults };
-  return Object.freeze({
+  const engine = Object.freeze({
     operations,
     readTools,
     approverRoles: ctx.approverRoles,
@@ -233,4 +295,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
     close: () => options.store.close(),
   });
+  // The one place the types meet the values: every call still parses through the operation's own
+  // schemas at run time; the typed view only states what the registered operations produce.
+  return engine as unknown as Engine<readonly Ops[number][]>;
 }

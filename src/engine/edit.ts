@@ -5,7 +5,8 @@ import { mayDecide } from './approve.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
-import { type Proposal, toProposal } from './proposal.js';
+import { toProposal } from './proposal.js';
+import type { Operations, ProposalOf } from './operation-types.js';
 
 /** An operator changes editable request fields of a pending proposal. */
 export interface EditInput {
@@ -17,8 +18,8 @@ export interface EditInput {
 }
 
 /** A NEW pending proposal that supersedes the old one; or why not. */
-export type EditResult =
-  | { readonly kind: 'edited'; readonly proposal: Proposal; readonly superseded: string }
+export type EditResult<Ops extends Operations = Operations> =
+  | { readonly kind: 'edited'; readonly proposal: ProposalOf<Ops>; readonly superseded: string }
   | InvalidRequest
   | { readonly kind: 'not_editable'; readonly reason: DenialReason; readonly message: string };
 

@@ -41,9 +41,9 @@ export type GrantResult =
   | { readonly kind: 'invalid_grant'; readonly issues: readonly InputIssue[] }
   | { readonly kind: 'forbidden'; readonly reason: 'forbidden'; readonly message: string };
 
-/** What a grant did to a new proposal. */
-export type GrantDecision =
-  | { readonly kind: 'approved_by_grant'; readonly grantId: string; readonly outcome: Outcome }
+/** What a grant did to a new proposal (`O`: the proposal's outcome type, per kind in a typed engine). */
+export type GrantDecision<O extends Outcome = Outcome> =
+  | { readonly kind: 'approved_by_grant'; readonly grantId: string; readonly outcome: O }
   | {
       readonly kind: 'refused';
       readonly reason: 'outside_grant' | 'grant_exhausted' | 'grant_revoked' | 'expired';

@@ -7,10 +7,10 @@ import type { Proposal } from './proposal.js';
 import { listProposals } from './queries.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../store/records.js';
 
-/** What the next model turn may learn about one proposal of its run. */
-export interface HandbackItem {
+/** What the next model turn may learn about one proposal of its run (`Kind`: a typed engine's kinds). */
+export interface HandbackItem<Kind extends string = string> {
   readonly proposalId: string;
-  readonly operation: string;
+  readonly operation: Kind;
   readonly short: string;
   readonly status: string;
   /** Safe text from the operation's `handback` (or a fixed sentence for undecided states). */

@@ -4,7 +4,10 @@ export {
   type ApproveAndExecuteResult,
   createEngine,
   type Engine,
+  type EngineKind,
   type EngineOptions,
+  type TypedEngine,
+  type UntypedEngine,
 } from './create-engine.js';
 export type { DeclineInput, DeclineResult } from './decline.js';
 export type { EditInput, EditResult } from './edit.js';
@@ -16,6 +19,18 @@ export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './gra
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackInput, type HandbackItem, proposalHandback } from './handback.js';
 export { newId } from './ids.js';
+export type {
+  ArgumentsOf,
+  ContractOf,
+  OperationKind,
+  OperationOf,
+  Operations,
+  OutcomeOf,
+  PreviewOf,
+  ProposalOf,
+  RequestOf,
+  ResultOf,
+} from './operation-types.js';
 export type { Proposal, ProposalApprovals } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
 export {

@@ -4,9 +4,21 @@ import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
+import type { ProposalOf } from './operation-types.js';
 
-/** The public, read-only view of a proposal. Every JSON part is deep-frozen. */
-export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
+/**
+ * The public, read-only view of a proposal. Every JSON part is deep-frozen. A typed engine gives
+ * {@link ProposalOf}: one of these per registered kind, discriminated on `operation`. The type
+ * parameters are the parts as read (already deep read-only: `ProposalOf` applies `DeepReadonly`),
+ * which keeps a typed proposal assignable to this plain one.
+ */
+export interface Proposal<
+  Args = unknown,
+  Preview = unknown,
+  Result = unknown,
+  Kind extends string = string,
+  Request = unknown,
+> {
   readonly id: string;
   readonly tenant: string;
   readonly runId: string;
@@ -15,13 +27,14 @@ export interface Proposal<Args = unknown, Preview = unknown, Result = unknown> {
   readonly requestedBy: string;
   /** The operator whose edit produced this proposal; like the proposer, they do not approve it. */
   readonly editedBy: string | null;
-  readonly operation: string;
+  readonly operation: Kind;
   readonly scopeVersion: number;
   readonly viewVersion: number;
-  readonly request: DeepReadonly<unknown>;
-  readonly arguments: DeepReadonly<Args>;
+  /** The model's request as the operation's strict request schema parsed it. */
+  readonly request: Request;
+  readonly arguments: Args;
   readonly scope: DeepReadonly<unknown>;
-  readonly preview: DeepReadonly<Preview>;
+  readonly preview: Preview;
   /** The full contract digest (SHA-256 hex) a human approves. */
   readonly digest: string;
   /**
@@ -158,11 +171,11 @@ export function frozenJson(text: string): unknown {
  * The public view of a stored proposal. Given `now`, a pending proposal past its expiry reads
  * `expired` even before the sweep has stored it so: it can no longer be approved.
  */
-export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
+export function toProposal(
   record: ProposalRecord,
   now?: number,
   approvals: readonly ApprovalRecord[] = [],
-): Proposal<Args, Preview, Result> {
+): Proposal {
   const policy = policyOf(record);
   const given =
     approvals.length > 0
@@ -182,9 +195,9 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     scopeVersion: record.scopeVersion,
     viewVersion: record.viewVersion,
     request: frozenJson(record.requestJson),
-    arguments: frozenJson(record.argumentsJson) as DeepReadonly<Args>,
+    arguments: frozenJson(record.argumentsJson),
     scope: frozenJson(record.scopeJson),
-    preview: frozenJson(record.previewJson) as DeepReadonly<Preview>,
+    preview: frozenJson(record.previewJson),
     digest: record.digest,
     // A tampered stored digest must not take every page that lists the proposal down with it;
     // approval refuses such a record (`corrupt_approval_record`).
@@ -202,7 +215,7 @@ export function toProposal<Args = unknown, Preview = unknown, Result = unknown>(
     grantId: record.grantId,
     decisionNote: record.decisionNote,
     attempts: record.currentAttempt,
-    outcome: record.outcomeJson === null ? null : (frozenJson(record.outcomeJson) as Outcome<Result>),
+    outcome: record.outcomeJson === null ? null : (frozenJson(record.outcomeJson) as Outcome),
     approvals: Object.freeze({
       required: policy.required,
       roles: Object.freeze([...policy.roles]),

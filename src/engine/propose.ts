@@ -2,17 +2,25 @@ import { ConfigurationError } from '../canonical/errors.js';
 import type { EngineContext } from './engine-context.js';
 import { inTransaction } from './audit-step.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
-import { type Proposal, toProposal } from './proposal.js';
+import { toProposal } from './proposal.js';
+import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from './operation-types.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, type GrantDecision } from './grants.js';
 import type { RateLimited } from './proposal-quota.js';
 
-/** What an agent (through the application) proposes. Tenant, section and requester come from the server. */
-export interface ProposeInput {
+/**
+ * What an agent (through the application) proposes. Tenant, section and requester come from the
+ * server. On a typed engine, `operation` is one of its registered kinds and `request` that kind's
+ * request type; on an untyped one (the default), any string and any value.
+ */
+export interface ProposeInput<
+  Ops extends Operations = Operations,
+  K extends OperationKind<Ops> = OperationKind<Ops>,
+> {
   /** The operation kind, e.g. `invoice.pay`. */
-  readonly operation: string;
+  readonly operation: K;
   /** What the model sent: untrusted, parsed strictly by the operation's request schema. */
-  readonly request: unknown;
+  readonly request: RequestOf<Ops, K>;
   readonly tenant: string;
   readonly section?: string | null;
   /**
@@ -32,8 +40,17 @@ export interface ProposeInput {
  * what the grant decided); an invalid request with text the model can act on; or `rate_limited`
  * when the agent or its tenant is over a proposal quota (the engine's `limits`).
  */
-export type ProposeResult =
-  | { readonly kind: 'proposed'; readonly proposal: Proposal; readonly grant?: GrantDecision }
+export type ProposeResult<
+  Ops extends Operations = Operations,
+  K extends OperationKind<Ops> = OperationKind<Ops>,
+> =
+  | (K extends OperationKind<Ops>
+      ? {
+          readonly kind: 'proposed';
+          readonly proposal: ProposalOf<Ops, K>;
+          readonly grant?: GrantDecision<OutcomeOf<Ops, K>>;
+        }
+      : never)
   | InvalidRequest
   | RateLimited;
 

@@ -5,19 +5,23 @@ import type { AuditQuery, StoreReader } from '../store/store.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
 import { policyOf, type Proposal, toProposal } from './proposal.js';
+import type { OperationKind, Operations, ProposalOf } from './operation-types.js';
 
-/** One page of a tenant's proposals, newest first. */
-export interface ProposalPage {
-  readonly items: readonly Proposal[];
+/** One page of a tenant's proposals, newest first (of kinds `K` on a typed engine). */
+export interface ProposalPage<
+  Ops extends Operations = Operations,
+  K extends OperationKind<Ops> = OperationKind<Ops>,
+> {
+  readonly items: readonly ProposalOf<Ops, K>[];
   /** Pass back as `cursor` for the next page; absent on the last page. */
   readonly nextCursor?: string;
 }
 
-/** How to narrow a list of proposals. */
-export interface ListInput {
+/** How to narrow a list of proposals (`Kind`: a typed engine's registered kinds). */
+export interface ListInput<Kind extends string = string> {
   readonly status?: ProposalStatus | readonly ProposalStatus[];
   readonly runId?: string;
-  readonly operation?: string;
+  readonly operation?: Kind;
   /** Only the proposals this principal made; the cursor then never names anyone else's. */
   readonly requestedBy?: string;
   /** 1–200, default 50. */

@@ -9,6 +9,7 @@ import { mayDecide } from './approve.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
+import type { Operations, OutcomeOf } from './operation-types.js';
 
 /** Close a `needs_reconciliation` proposal by asking the provider about its attempt. */
 export interface ReconcileInput {
@@ -19,8 +20,8 @@ export interface ReconcileInput {
 }
 
 /** The authoritative result recorded, still unknown at the provider, or why it cannot be reconciled. */
-export type ReconcileResult =
-  | { readonly kind: 'reconciled'; readonly outcome: Outcome }
+export type ReconcileResult<Ops extends Operations = Operations> =
+  | { readonly kind: 'reconciled'; readonly outcome: OutcomeOf<Ops> }
   | { readonly kind: 'still_pending' }
   | { readonly kind: 'not_reconcilable'; readonly reason: DenialReason; readonly message: string };
 

@@ -116,9 +116,10 @@ export interface OperationDefinition<
   ArgsSchema extends z.ZodType,
   Preview,
   Result,
+  Kind extends string = string,
 > {
-  /** e.g. `invoice.pay`. Unique within an engine. */
-  readonly kind: string;
+  /** e.g. `invoice.pay`. Unique within an engine; its literal type names the operation in a typed engine. */
+  readonly kind: Kind;
   /** The version of the scope this code produces. */
   readonly scopeVersion: number;
   /** Versions this code can still approve and execute; defaults to `[scopeVersion]`. */
@@ -195,7 +196,8 @@ export interface OperationDefinition<
 
 /**
  * A defined operation: the definition, frozen, with defaults applied. Type parameters carry the
- * typed scope, request, arguments, preview and result through the engine.
+ * typed scope, request, arguments, preview, result and kind (its literal, e.g. `'invoice.pay'`)
+ * through the engine.
  */
 export interface Operation<
   Scope = unknown,
@@ -203,8 +205,9 @@ export interface Operation<
   Args = unknown,
   Preview = unknown,
   Result = unknown,
+  Kind extends string = string,
 > {
-  readonly kind: string;
+  readonly kind: Kind;
   readonly scopeVersion: number;
   readonly supportedScopeVersions: readonly number[];
   readonly scope: z.ZodType<Scope>;
@@ -279,9 +282,10 @@ export function defineOperation<
   ArgsSchema extends z.ZodType = z.ZodNever,
   Preview = unknown,
   Result = unknown,
+  Kind extends string = string,
 >(
-  definition: OperationDefinition<ScopeSchema, RequestSchema, ArgsSchema, Preview, Result>,
-): Operation<z.output<ScopeSchema>, z.output<RequestSchema>, z.output<ArgsSchema>, Preview, Result> {
+  definition: OperationDefinition<ScopeSchema, RequestSchema, ArgsSchema, Preview, Result, Kind>,
+): Operation<z.output<ScopeSchema>, z.output<RequestSchema>, z.output<ArgsSchema>, Preview, Result, Kind> {
   const d = definition;
   if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(d.kind)) {
     throw new OperationDefinitionError(`kind: "${d.kind}" must be dotted lower-case words like invoice.pay`);
@@ -325,7 +329,7 @@ export function defineOperation<
   const staticPolicy =
     typeof d.approvals === 'function' ? undefined : checkedPolicy(d.kind, d.approvals ?? { required: 1 });
   type Args = z.output<ArgsSchema>;
-  const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result> = {
+  const operation: Operation<z.output<ScopeSchema>, z.output<RequestSchema>, Args, Preview, Result, Kind> = {
     kind: d.kind,
     scopeVersion: d.scopeVersion,
     supportedScopeVersions: Object.freeze([...supported]),

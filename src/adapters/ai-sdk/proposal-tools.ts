@@ -1,5 +1,5 @@
 import { type JSONSchema7, jsonSchema, type Tool, tool } from 'ai';
-import type { Engine } from '../../engine/create-engine.js';
+import type { Engine, EngineKind } from '../../engine/create-engine.js';
 import type { BindingSource } from '../shared/agent-binding.js';
 import { type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
 
@@ -22,10 +22,10 @@ export type ProposalTool = Tool<unknown, string>;
  * const { text } = await generateText({ model, tools: proposalTools(engine, binding), stopWhen: [stepCountIs(5), stopAtProposal],
  *   prompt: 'Pay invoice inv-104' });
  */
-export function proposalTools(
-  engine: Engine,
+export function proposalTools<E extends Engine>(
+  engine: E,
   binding: BindingSource<unknown>,
-  options: OperationToolOptions = {},
+  options: OperationToolOptions<EngineKind<E>> = {},
 ): Record<string, ProposalTool> {
   const tools: Record<string, ProposalTool> = {};
   for (const operationTool of operationTools<unknown>(engine, binding, options)) {

@@ -1,4 +1,4 @@
-import type { Engine } from '../../engine/create-engine.js';
+import type { Engine, EngineKind } from '../../engine/create-engine.js';
 import type { RunnableConfig } from '@langchain/core/runnables';
 import type { BindingSource } from '../shared/agent-binding.js';
 import { type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
@@ -24,10 +24,10 @@ import { ProposalTool } from './proposal-tool.js';
  * const shared = proposalTools(engine, (config) => ({ tenant: 'acme', resource: 'invoice:*',
  *   runId: config.configurable?.['run_id'], agent: 'agent:acme-assistant' }));
  */
-export function proposalTools(
-  engine: Engine,
+export function proposalTools<E extends Engine>(
+  engine: E,
   binding: BindingSource<RunnableConfig>,
-  options: OperationToolOptions = {},
+  options: OperationToolOptions<EngineKind<E>> = {},
 ): ProposalTool[] {
   return operationTools<RunnableConfig>(engine, binding, options).map((tool) => new ProposalTool(tool));
 }

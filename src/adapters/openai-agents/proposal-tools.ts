@@ -1,5 +1,5 @@
 import { type FunctionTool, type JsonSchemaDefinition, type RunContext, tool } from '@openai/agents';
-import type { Engine } from '../../engine/create-engine.js';
+import type { Engine, EngineKind } from '../../engine/create-engine.js';
 import type { BindingSource } from '../shared/agent-binding.js';
 import { type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
 
@@ -42,10 +42,10 @@ export function isProposalTool(candidate: { readonly name: string }): boolean {
  * });
  * const result = await run(agent, 'Pay invoice inv-104');
  */
-export function proposalTools<TContext = unknown>(
-  engine: Engine,
+export function proposalTools<TContext = unknown, E extends Engine = Engine>(
+  engine: E,
   binding: BindingSource<TContext>,
-  options: OperationToolOptions = {},
+  options: OperationToolOptions<EngineKind<E>> = {},
 ): ProposalTool<TContext>[] {
   return operationTools<TContext>(engine, binding, options).map((operationTool) => {
     const made = tool<NonStrictParameters, TContext, string>({

@@ -28,12 +28,12 @@ export interface OperationTool<Context = undefined> {
   propose(request: unknown, context: Context): Promise<ToolReply>;
 }
 
-/** Options shared by every adapter's tool builder. */
-export interface OperationToolOptions {
+/** Options shared by every adapter's tool builder (`Kind`: a typed engine's registered kinds). */
+export interface OperationToolOptions<Kind extends string = string> {
   /** Only these operation kinds become tools (default: every registered operation that can be proposed). */
-  readonly operations?: readonly string[];
+  readonly operations?: readonly Kind[];
   /** Replaces the default description of an operation's tool, by operation kind. */
-  readonly descriptions?: Readonly<Record<string, string>>;
+  readonly descriptions?: Readonly<Partial<Record<Kind, string>>>;
 }
 
 function defaultDescription(operation: AnyOperation): string {
