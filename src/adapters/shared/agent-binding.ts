@@ -112,3 +112,22 @@ export function resolveBinding<Context>(
     throw error;
   }
 }
+
+/**
+ * The {@link BindingError} behind a rejected run, when there is one: the error itself, or one it
+ * wraps (`cause`, or the `error` field of a framework's tool-call error such as the Agents SDK's
+ * `ToolCallError`).
+ *
+ * @example
+ * try { await run(agent, input, { context }); }
+ * catch (error) { const binding = bindingErrorOf(error); if (binding) logger.error(binding.field, binding.reason); else throw error; }
+ */
+export function bindingErrorOf(error: unknown): BindingError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
+    if (current instanceof BindingError) return current;
+    const wrapped = current as { readonly error?: unknown; readonly cause?: unknown };
+    current = wrapped.error instanceof Error ? wrapped.error : wrapped.cause;
+  }
+  return undefined;
+}
