@@ -240,6 +240,11 @@ describe('countersign/langgraph', () => {
       expect(turn.views).toHaveLength(1);
     }
     expect(seen.map((e) => e.reason)).toEqual(['missing', 'placeholder', 'missing']);
+    // Called directly by the application (no tool call), the tool throws it.
+    await expect(tools[0]!.invoke({ invoice_id: 'inv-104' }, { configurable: {} })).rejects.toBeInstanceOf(
+      BindingError,
+    );
+    seen.length = 0;
 
     // In a prebuilt agent without proposalMade, the model reads a reply that asks it for nothing.
     const { script, views } = plannedScript({
@@ -251,7 +256,7 @@ describe('countersign/langgraph', () => {
       'The application could not submit this proposal because of its own configuration; nothing was proposed. This is not a problem with your request: do not retry; tell the user it could not be submitted.',
     );
     expect(views[1]?.toolResults[0]).not.toContain('fix');
-    expect(seen).toHaveLength(4);
+    expect(seen).toHaveLength(1);
     expect(await h.proposals()).toHaveLength(0);
   });
 
@@ -276,6 +281,9 @@ describe('countersign/langgraph', () => {
   });
 
   it('shows the model the operation request schema and keeps the tool name fixed by the operation kind', () => {
+    expect(() => proposalTools(h.engine, { ...h.binding('run-1'), runId: 'null' })).toThrow(
+      expect.objectContaining({ name: 'BindingError', field: 'runId', reason: 'placeholder' }),
+    );
     const [tool] = proposalTools(h.engine, h.binding('run-1'), { operations: ['invoice.pay'] });
     expect(tool?.name).toBe('propose_invoice_pay');
     expect(tool?.schema).toMatchObject({

@@ -276,6 +276,12 @@ describe('countersign/openai-agents', () => {
 
   it('builds tools only from facts the application gives, and fails closed without a run id', () => {
     expect(() => proposalTools(h.engine, { ...h.binding('run-1'), runId: '' })).toThrow(ConfigurationError);
+    expect(() => proposalTools(h.engine, { ...h.binding('run-1'), runId: 'undefined' })).toThrow(
+      expect.objectContaining({ name: 'BindingError', field: 'runId', reason: 'placeholder' }),
+    );
+    expect(() => proposalTools(h.engine, { ...h.binding('run-1'), agent: ' ' })).toThrow(
+      expect.objectContaining({ name: 'BindingError', field: 'agent', reason: 'missing' }),
+    );
     const tools = proposalTools(h.engine, h.binding('run-1'));
     expect(tools.map((t) => t.name)).toEqual([
       'propose_invoice_pay',
