@@ -13,7 +13,12 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage, isAIMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
-import { handbackMessages, proposalMade, proposalTools } from '../../src/adapters/langgraph/index.js';
+import {
+  BindingError,
+  handbackMessages,
+  proposalMade,
+  proposalTools,
+} from '../../src/adapters/langgraph/index.js';
 import { createEngine, newId } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { demoOperations, demoWorld } from '../index.js';
@@ -50,12 +55,18 @@ async function chatModel(): Promise<BaseChatModel> {
 }
 
 // Built and compiled once: the tools read the run id from each invocation's `configurable`.
-const tools = proposalTools(engine, (config) => ({
-  tenant: 'acme',
-  resource: 'invoice:*',
-  runId: String(config.configurable?.['run_id'] ?? ''),
-  agent: 'agent:acme-assistant',
-}));
+// Never String(…) it: a missing run_id must stay missing and fail, not become the run "undefined".
+const tools = proposalTools(
+  engine,
+  (config) => ({
+    tenant: 'acme',
+    resource: 'invoice:*',
+    runId: config.configurable?.['run_id'],
+    agent: 'agent:acme-assistant',
+  }),
+  // The application's mistake reaches the application (log it, alert); the model is not asked to retry.
+  { onBindingError: (error) => console.log(`application: binding error (${error.field} ${error.reason})`) },
+);
 const model = await chatModel();
 if (!model.bindTools) throw new Error('this chat model cannot call tools');
 const llm = model.bindTools(tools);
@@ -71,13 +82,23 @@ const graph = new StateGraph(MessagesAnnotation)
   .addConditionalEdges('tools', (state) => (proposalMade(state.messages) ? END : 'agent'))
   .compile();
 
-// Turn 1: the graph proposes and ends. No interrupt, no thread to resume.
+// Forgetting the run id is the application's bug: proposalMade ends the invocation with it.
+const forgot = await graph.invoke({ messages: [new HumanMessage('Please pay invoice inv-104.')] }).then(
+  () => 'no error',
+  (error: unknown) => (error instanceof BindingError ? `${error.name} ${error.field}` : String(error)),
+);
+console.log(`turn 0 (no run_id): rejected with ${forgot}`);
+
+// Turn 1: the graph proposes and ends after one model call. No interrupt, no thread to resume.
 const runId = newId('run');
 const first = await graph.invoke(
   { messages: [new HumanMessage('Please pay invoice inv-104.')] },
   { configurable: { run_id: runId } },
 );
 console.log(`turn 1 (${runId}): ${String(first.messages.at(-1)?.content)}`);
+console.log(
+  `turn 1 ended at the proposal after ${first.messages.filter((m) => m.getType() === 'ai').length} model call(s)`,
+);
 
 // A human approves exactly the digest the console showed; the application executes.
 const [pending] = (await engine.list('acme', { runId, status: 'pending' })).items;

@@ -22,6 +22,12 @@ export interface DemoCredentials {
          * a two-person approval ("1 of 2") through the API.
          */
         readonly secondApproverToken: string;
+        /**
+         * Bearer token acting as the tenant's admin (`admin@<tenant>.test`): manages grants through
+         * the API (`POST /api/v1/grants`) without a console session or its CSRF token. It cannot
+         * approve proposals.
+         */
+        readonly adminToken: string;
         readonly operators: readonly DemoOperator[];
       }
     >

@@ -18,8 +18,8 @@ export type SeedResult =
 /**
  * Seeds the demo principals into the directory (and so the store): tenants `acme` and `globex`,
  * each with an approver, a viewer, an admin and a second approver (random passwords), one agent
- * token and two operator API tokens (acting as the approvers: a payment of 10,000.00 or more
- * needs both). Writes every secret once to `file` (mode
+ * token, two operator API tokens acting as the approvers (a payment of 10,000.00 or more needs
+ * both) and one acting as the admin (grants over the API). Writes every secret once to `file` (mode
  * 0600). A store that already has the demo tenants is left as it is.
  */
 export async function seedDemo(directory: PrincipalDirectory, file: string): Promise<SeedResult> {
@@ -65,6 +65,10 @@ export async function seedDemo(directory: PrincipalDirectory, file: string): Pro
       secondApproverToken: await directory.issueOperatorToken({
         email: second.email,
         label: 'demo api (second approver)',
+      }),
+      adminToken: await directory.issueOperatorToken({
+        email: `admin@${tenant}.test`,
+        label: 'demo api (admin)',
       }),
       operators,
     };

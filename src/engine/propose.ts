@@ -6,6 +6,7 @@ import { toProposal } from './proposal.js';
 import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from './operation-types.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, type GrantDecision } from './grants.js';
+import { runIdProblem } from './run-id.js';
 import type { RateLimited } from './proposal-quota.js';
 
 /**
@@ -31,7 +32,10 @@ export interface ProposeInput<
   readonly resource?: string | undefined;
   /** The proposing principal (an agent). It can never approve its own proposal. */
   readonly requestedBy: string;
-  /** The agent run this proposal belongs to. Missing → `run_id_missing` (fail closed). */
+  /**
+   * The agent run this proposal belongs to. Missing, blank, or the text `"undefined"`/`"null"`
+   * (a missing value turned into a string) → `run_id_missing` (fail closed).
+   */
   readonly runId: string | null | undefined;
 }
 
@@ -72,9 +76,18 @@ export async function propose(
 ): Promise<ProposeResult> {
   const tenant = requireText('tenant', input.tenant);
   const requestedBy = requireText('requestedBy', input.requestedBy);
-  if (typeof input.runId !== 'string' || input.runId.trim() === '') {
+  const runIdRefused = runIdProblem(input.runId);
+  if (typeof input.runId !== 'string' || runIdRefused !== undefined) {
     return invalidRequest(
-      [{ path: '$.runId', message: 'a run id is required; proposals are never matched to "the latest" run' }],
+      [
+        {
+          path: '$.runId',
+          message:
+            runIdRefused === 'placeholder'
+              ? 'the run id is the text "undefined" or "null": a missing run id was turned into a string'
+              : 'a run id is required; proposals are never matched to "the latest" run',
+        },
+      ],
       'run_id_missing',
     );
   }

@@ -1,7 +1,13 @@
 import { generateText, stepCountIs } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scriptedLanguageModel } from '../../examples/ai-sdk/scripted-language-model.js';
-import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/ai-sdk/index.js';
+import {
+  type AgentBinding,
+  BindingError,
+  handbackMessages,
+  proposalTools,
+  stopAtProposal,
+} from '../../src/adapters/ai-sdk/index.js';
 import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
@@ -13,11 +19,11 @@ afterEach(async () => {
   await h.close();
 });
 
-async function turn(runId: string, prompt: string, plan: TurnPlan) {
+async function turn(runId: string, prompt: string, plan: TurnPlan, binding?: AgentBinding) {
   const { script, views } = plannedScript({ [prompt]: plan });
   const result = await generateText({
     model: scriptedLanguageModel(script),
-    tools: proposalTools(h.engine, h.binding(runId)),
+    tools: proposalTools(h.engine, binding ?? h.binding(runId)),
     stopWhen: [stepCountIs(5), stopAtProposal],
     prompt,
   });
@@ -90,5 +96,91 @@ describe('countersign/ai-sdk (ai 6)', () => {
       reason: 'corrupt_approval_record',
     });
     expect(h.credits).toHaveLength(1);
+  });
+
+  it('under a standing grant the reply says it was executed and how it ended, and the loop stops there', async () => {
+    await h.grantPayment('inv-104');
+    const { result } = await turn('run-grant', 'Pay invoice inv-104', { calls: [pay('inv-104')] });
+    const [proposal] = await h.proposals();
+    expect(proposal?.status).toBe('succeeded');
+    expect(result.steps).toHaveLength(1);
+    expect(result.toolResults[0]?.output).toBe(
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD. Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
+    );
+
+    await h.grantPayment('inv-107');
+    h.world.provider.failWhen(() => true, 'decline');
+    const failed = await turn('run-grant-2', 'Pay invoice inv-107', { calls: [pay('inv-107')] });
+    expect((await h.proposals()).find((p) => p.id !== proposal?.id)?.status).toBe('terminal_failure');
+    expect(failed.result.toolResults[0]?.output).toContain(
+      'Status: approved by a standing grant; it failed and will not be retried.',
+    );
+    expect(h.executions()).toBe(2);
+  });
+
+  it('a refusal (resource_mismatch) does not stop the loop: the model reads the reason and answers', async () => {
+    const { result, views } = await turn(
+      'run-1',
+      'Pay invoice inv-104',
+      { calls: [pay('inv-104')], answer: 'I may only pay inv-105.' },
+      { ...h.binding('run-1'), resource: 'invoice:inv-105' },
+    );
+    expect(views[1]?.toolResults[0]).toBe(
+      'The request was not accepted: $.resource: the request acts on invoice:inv-104, not invoice:inv-105; the resource is named by the operation. Correct these fields and try again.',
+    );
+    expect(result.text).toBe('I may only pay inv-105.');
+    expect(await h.proposals()).toHaveLength(0);
+  });
+
+  it('a binding error reaches the application: generateText rejects with it (stopAtProposal), the hook sees it, no second model call', async () => {
+    const seen: BindingError[] = [];
+    const tools = proposalTools(
+      h.engine,
+      (context) => h.binding((context as { runId?: string } | undefined)?.runId as string),
+      { onBindingError: (error) => seen.push(error) },
+    );
+    for (const context of [undefined, { runId: 'null' }]) {
+      const { script, views } = plannedScript({ 'Pay invoice inv-104': { calls: [pay('inv-104')] } });
+      const failure = await generateText({
+        model: scriptedLanguageModel(script),
+        tools,
+        stopWhen: [stepCountIs(5), stopAtProposal],
+        prompt: 'Pay invoice inv-104',
+        ...(context ? { experimental_context: context } : {}),
+      }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(BindingError);
+      expect(failure).toMatchObject({ field: 'runId', reason: context ? 'placeholder' : 'missing' });
+      expect(views).toHaveLength(1);
+    }
+    expect(seen.map((e) => e.reason)).toEqual(['missing', 'placeholder']);
+    expect(await h.proposals()).toHaveLength(0);
+  });
+});
+
+describe('countersign/ai-sdk over a proposal quota', () => {
+  it('rate_limited does not stop the loop and never reads as waiting; nothing more is stored', async () => {
+    const q = await adapterHarness({ limits: { perAgent: { pending: 1 }, perTenant: false } });
+    try {
+      const tools = proposalTools(q.engine, q.binding('run-q'));
+      const { script, views } = plannedScript({
+        'Pay invoice inv-104': { calls: [pay('inv-104')] },
+        'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'I will wait.' },
+      });
+      const model = scriptedLanguageModel(script);
+      const stopWhen = [stepCountIs(5), stopAtProposal];
+      await generateText({ model, tools, stopWhen, prompt: 'Pay invoice inv-104' });
+      const second = await generateText({ model, tools, stopWhen, prompt: 'Pay invoice inv-107' });
+      const refusal = String(second.steps[0]?.toolResults[0]?.output);
+      expect(refusal).toContain('Nothing was proposed.');
+      expect(refusal).not.toMatch(/^Proposal /);
+      expect(second.text).toBe('I will wait.');
+      expect(views).toHaveLength(3);
+      expect(await q.proposals()).toHaveLength(1);
+    } finally {
+      await q.close();
+    }
   });
 });

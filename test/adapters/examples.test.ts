@@ -36,6 +36,18 @@ describe('the adapter examples run with their scripted model', () => {
     });
   }
 
+  it('examples/langgraph/main.ts (the graph docs/adapters.md shows) stops at the proposal after one model call, and a missing run_id rejects the invocation', async () => {
+    const { code, stdout } = await runExample('examples/langgraph/main.ts');
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'application: binding error (runId missing)\nturn 0 (no run_id): rejected with BindingError runId\n',
+    );
+    expect(stdout).toMatch(
+      /turn 1 \(run_[0-9a-z]+\): Proposal prp_[0-9a-z]+ \(short hash [0-9a-f]{12}\) created: Pay Northwind Paper Co\. 240\.49 USD\. Status: waiting for approval by a human; nothing has been executed\./,
+    );
+    expect(stdout).toContain('turn 1 ended at the proposal after 1 model call(s)');
+  });
+
   it('examples/mcp/main.ts proposes through countersign mcp and reads the outcome with get_proposal', async () => {
     const { code, stdout } = await runExample('examples/mcp/main.ts');
     expect(code).toBe(0);

@@ -3,7 +3,13 @@ import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph
 import { createReactAgent, ToolNode } from '@langchain/langgraph/prebuilt';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ScriptedChatModel } from '../../examples/langgraph/scripted-chat-model.js';
-import { handbackMessages, proposalMade, proposalTools } from '../../src/adapters/langgraph/index.js';
+import {
+  BindingError,
+  handbackMessages,
+  type ProposalTool,
+  proposalMade,
+  proposalTools,
+} from '../../src/adapters/langgraph/index.js';
 import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
@@ -16,9 +22,12 @@ afterEach(async () => {
 });
 
 /** The classic agent ⇄ tools graph, ending the turn at a new proposal. No checkpointer: nothing has to survive the turn. */
-function graphFor(runId: string, turns: Readonly<Record<string, TurnPlan>>) {
+function graphFor(
+  runId: string,
+  turns: Readonly<Record<string, TurnPlan>>,
+  tools: ProposalTool[] = proposalTools(h.engine, h.binding(runId)),
+) {
   const { script, views } = plannedScript(turns);
-  const tools = proposalTools(h.engine, h.binding(runId));
   const model = new ScriptedChatModel(script).bindTools(tools);
   const graph = new StateGraph(MessagesAnnotation)
     .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
@@ -152,9 +161,7 @@ describe('countersign/langgraph', () => {
       'Pay invoice inv-104': { calls: [pay('inv-104')] },
       'Pay invoice inv-105': { calls: [pay('inv-105')] },
     });
-    const tools = proposalTools(h.engine, (config) =>
-      h.binding(String(config.configurable?.['run_id'] ?? '')),
-    );
+    const tools = proposalTools(h.engine, (config) => h.binding(config.configurable?.['run_id']));
     const agent = createReactAgent({ llm: new ScriptedChatModel(script), tools });
     await agent.invoke(
       { messages: [new HumanMessage('Pay invoice inv-104')] },
@@ -165,6 +172,92 @@ describe('countersign/langgraph', () => {
       { configurable: { run_id: 'run-b' } },
     );
     expect((await h.proposals()).map((p) => p.runId).sort()).toEqual(['run-a', 'run-b']);
+  });
+
+  it('under a standing grant the reply says it was executed and how it ended, and the turn ends at it', async () => {
+    await h.grantPayment('inv-104');
+    const turn = graphFor('run-grant', { 'Pay invoice inv-104': { calls: [pay('inv-104')] } });
+    const state = await turn.graph.invoke({ messages: [new HumanMessage('Pay invoice inv-104')] });
+    const [proposal] = await h.proposals();
+    expect(proposal?.status).toBe('succeeded');
+    const [reply] = toolMessages(state.messages);
+    expect(reply?.content).toBe(
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD. Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
+    );
+    expect(turn.views).toHaveLength(1);
+    expect(h.executions()).toBe(1);
+
+    await h.grantPayment('inv-107');
+    h.world.provider.failWhen(() => true, 'decline');
+    const failed = await graphFor('run-grant-2', {
+      'Pay invoice inv-107': { calls: [pay('inv-107')] },
+    }).graph.invoke({
+      messages: [new HumanMessage('Pay invoice inv-107')],
+    });
+    const declined = (await h.proposals()).find((p) => p.id !== proposal?.id);
+    expect(declined?.status).toBe('terminal_failure');
+    expect(toolMessages(failed.messages)[0]?.content).toContain(
+      'Status: approved by a standing grant; it failed and will not be retried.',
+    );
+  });
+
+  it('a refusal (resource_mismatch) is an error reply with its reason, and the model is asked again', async () => {
+    const turn = graphFor(
+      'run-1',
+      { 'Pay invoice inv-104': { calls: [pay('inv-104')], answer: 'I may only pay inv-105.' } },
+      proposalTools(h.engine, { ...h.binding('run-1'), resource: 'invoice:inv-105' }),
+    );
+    const state = await turn.graph.invoke({ messages: [new HumanMessage('Pay invoice inv-104')] });
+    const [reply] = toolMessages(state.messages);
+    expect(reply?.status).toBe('error');
+    expect(reply?.artifact).toEqual({
+      countersign: 'invalid_request',
+      reason: 'resource_mismatch',
+      operation: 'invoice.pay',
+    });
+    expect(state.messages.at(-1)?.content).toBe('I may only pay inv-105.');
+    expect(await h.proposals()).toHaveLength(0);
+  });
+
+  it('a binding error reaches the application: proposalMade throws it, the hook sees it, the model gets no retry prompt', async () => {
+    const seen: BindingError[] = [];
+    const tools = proposalTools(h.engine, (config) => h.binding(config.configurable?.['run_id']), {
+      onBindingError: (error) => seen.push(error),
+    });
+    for (const configurable of [{}, { run_id: 'undefined' }, { run_id: '   ' }]) {
+      const turn = graphFor('unused', { 'Pay invoice inv-104': { calls: [pay('inv-104')] } }, tools);
+      const failure = await turn.graph
+        .invoke({ messages: [new HumanMessage('Pay invoice inv-104')] }, { configurable })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(failure).toBeInstanceOf(BindingError);
+      expect(failure).toMatchObject({
+        field: 'runId',
+        reason: 'run_id' in configurable && configurable.run_id === 'undefined' ? 'placeholder' : 'missing',
+      });
+      expect(turn.views).toHaveLength(1);
+    }
+    expect(seen.map((e) => e.reason)).toEqual(['missing', 'placeholder', 'missing']);
+    // Called directly by the application (no tool call), the tool throws it.
+    await expect(tools[0]!.invoke({ invoice_id: 'inv-104' }, { configurable: {} })).rejects.toBeInstanceOf(
+      BindingError,
+    );
+    seen.length = 0;
+
+    // In a prebuilt agent without proposalMade, the model reads a reply that asks it for nothing.
+    const { script, views } = plannedScript({
+      'Pay invoice inv-104': { calls: [pay('inv-104')], answer: 'It could not be submitted.' },
+    });
+    const agent = createReactAgent({ llm: new ScriptedChatModel(script), tools });
+    await agent.invoke({ messages: [new HumanMessage('Pay invoice inv-104')] });
+    expect(views[1]?.toolResults[0]).toBe(
+      'The application could not submit this proposal because of its own configuration; nothing was proposed. This is not a problem with your request: do not retry; tell the user it could not be submitted.',
+    );
+    expect(views[1]?.toolResults[0]).not.toContain('fix');
+    expect(seen).toHaveLength(1);
+    expect(await h.proposals()).toHaveLength(0);
   });
 
   it('an operator edit can never change which operation (tool) a proposal is for', async () => {
@@ -188,6 +281,9 @@ describe('countersign/langgraph', () => {
   });
 
   it('shows the model the operation request schema and keeps the tool name fixed by the operation kind', () => {
+    expect(() => proposalTools(h.engine, { ...h.binding('run-1'), runId: 'null' })).toThrow(
+      expect.objectContaining({ name: 'BindingError', field: 'runId', reason: 'placeholder' }),
+    );
     const [tool] = proposalTools(h.engine, h.binding('run-1'), { operations: ['invoice.pay'] });
     expect(tool?.name).toBe('propose_invoice_pay');
     expect(tool?.schema).toMatchObject({
@@ -195,5 +291,40 @@ describe('countersign/langgraph', () => {
       properties: { invoice_id: { type: 'string' } },
       additionalProperties: false,
     });
+  });
+});
+
+describe('countersign/langgraph over a proposal quota', () => {
+  it('rate_limited is an error reply with its artifact; proposalMade routes back to the model', async () => {
+    const q = await adapterHarness({ limits: { perAgent: { pending: 1 }, perTenant: false } });
+    try {
+      const tools = proposalTools(q.engine, q.binding('run-q'));
+      const { script, views } = plannedScript({
+        'Pay invoice inv-104': { calls: [pay('inv-104')] },
+        'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'I will wait.' },
+      });
+      const model = new ScriptedChatModel(script).bindTools(tools);
+      const graph = new StateGraph(MessagesAnnotation)
+        .addNode('agent', async (state) => ({ messages: [await model.invoke(state.messages)] }))
+        .addNode('tools', new ToolNode(tools))
+        .addEdge(START, 'agent')
+        .addConditionalEdges('agent', (state) => {
+          const last = state.messages.at(-1);
+          return last && isAIMessage(last) && (last.tool_calls?.length ?? 0) > 0 ? 'tools' : END;
+        })
+        .addConditionalEdges('tools', (state) => (proposalMade(state.messages) ? END : 'agent'))
+        .compile();
+      await graph.invoke({ messages: [new HumanMessage('Pay invoice inv-104')] });
+      const state = await graph.invoke({ messages: [new HumanMessage('Pay invoice inv-107')] });
+      const [reply] = toolMessages(state.messages);
+      expect(reply?.status).toBe('error');
+      expect(reply?.artifact).toMatchObject({ countersign: 'rate_limited', reason: 'rate_limited' });
+      expect(String(reply?.content)).toContain('Nothing was proposed.');
+      expect(state.messages.at(-1)?.content).toBe('I will wait.');
+      expect(views).toHaveLength(3);
+      expect(await q.proposals()).toHaveLength(1);
+    } finally {
+      await q.close();
+    }
   });
 });

@@ -203,6 +203,20 @@ describe('countersign mcp (stdio, through the official MCP client)', () => {
     ]);
     expect(other.code).toBe(2);
     expect(other.stderr).toContain('does not belong to tenant acme');
+    const placeholder = await cli([
+      'mcp',
+      '--db',
+      w.db,
+      '--demo',
+      '--tenant',
+      'acme',
+      '--agent-token',
+      w.tokens.acme,
+      '--run-id',
+      'undefined',
+    ]);
+    expect(placeholder.code).toBe(2);
+    expect(placeholder.stderr).toContain('agent binding: runId is the text "undefined" or "null"');
   });
 });
 

@@ -236,8 +236,8 @@ describe('approval checks, in DESIGN order, each with its exact reason', () => {
 });
 
 describe('propose refuses what the model cannot be trusted with', () => {
-  it('no run id → run_id_missing', async () => {
-    for (const runId of [undefined, null, '', '  ']) {
+  it('no run id, or a missing one turned into text → run_id_missing, nothing stored', async () => {
+    for (const runId of [undefined, null, '', '  ', 'undefined', 'null', ' NULL ', 'Undefined']) {
       const r = await h.engine.propose({
         operation: 'invoice.pay',
         request: { invoice_id: 'inv-104' },
@@ -248,6 +248,7 @@ describe('propose refuses what the model cannot be trusted with', () => {
       });
       expect(r.kind === 'invalid_request' && r.reason).toBe('run_id_missing');
     }
+    expect((await h.engine.list('acme', { limit: 10 })).items).toHaveLength(0);
   });
 
   it('an extra key is an error the model can correct, never merged', async () => {

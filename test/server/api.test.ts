@@ -96,6 +96,14 @@ describe('POST /api/v1/proposals', () => {
     });
     expect(blank.status).toBe(400);
     expect(blank.body['reason']).toBe('run_id_missing');
+    for (const runId of ['undefined', 'null', '', ' Null ']) {
+      const placeholder = await call(h, 'POST', '/api/v1/proposals', {
+        token: h.tenants.acme.agentToken,
+        body: { ...pay('inv-104'), runId },
+      });
+      expect(placeholder.status).toBe(400);
+      expect(placeholder.body['reason']).toBe('run_id_missing');
+    }
   });
 
   it('answers a crashing operation with 500 internal_error and a correlation id, logs it, and shows no stack', async () => {

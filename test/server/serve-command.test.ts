@@ -113,6 +113,51 @@ describe('countersign serve --demo', () => {
     }
   });
 
+  it('gives each tenant an admin API token: it creates a grant over HTTP with Authorization: Bearer, an approver token is forbidden', async () => {
+    const server = await serve(['--demo', '--db', join(dir, 'countersign.db'), '--port', '0']);
+    try {
+      const credentials = JSON.parse(
+        readFileSync(join(dir, 'countersign-demo-credentials.json'), 'utf8'),
+      ) as DemoCredentials;
+      const acme = credentials.tenants['acme']!;
+      expect(acme.adminToken).toMatch(/^cs_op_/);
+      expect(server.stdout.join('')).toContain(`demo: acme admin API token`);
+      expect(server.stdout.join('')).toContain(acme.adminToken);
+      const grant = {
+        subject: 'agent:acme-assistant',
+        operations: ['invoice.pay'],
+        resource: 'invoice:inv-107',
+        constraints: { currency: { equals: 'USD' } },
+        cap: { uses: 1 },
+        expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+      };
+      const post = (token: string) =>
+        fetch(`${server.url}/api/v1/grants`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(grant),
+        });
+      const asApprover = await post(acme.operatorToken);
+      expect(asApprover.status).toBe(403);
+      expect(await asApprover.json()).toMatchObject({ reason: 'forbidden' });
+      const created = await post(acme.adminToken);
+      expect(created.status).toBe(201);
+      expect(await created.json()).toMatchObject({
+        subject: 'agent:acme-assistant',
+        resource: 'invoice:inv-107',
+        createdBy: 'user:admin@acme.test',
+        state: 'live',
+      });
+      // Another tenant's admin token manages only its own grants.
+      const globexList = await fetch(`${server.url}/api/v1/grants`, {
+        headers: { authorization: `Bearer ${credentials.tenants['globex']!.adminToken}` },
+      });
+      expect(((await globexList.json()) as { items: unknown[] }).items).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it('keeps the tenants and logins of an already seeded store and writes no new credentials', async () => {
     const db = join(dir, 'countersign.db');
     const first = await serve(['--demo', '--db', db, '--port', '0']);

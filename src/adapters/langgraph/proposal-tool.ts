@@ -2,6 +2,12 @@ import type { CallbackManagerForToolRun } from '@langchain/core/callbacks/manage
 import type { RunnableConfig } from '@langchain/core/runnables';
 import { ToolMessage } from '@langchain/core/messages';
 import { StructuredTool, type ToolReturnType, type ToolRunnableConfig } from '@langchain/core/tools';
+import {
+  BINDING_ERROR_MODEL_TEXT,
+  BindingError,
+  type BindingErrorReason,
+  type BindingField,
+} from '../shared/agent-binding.js';
 import type { OperationTool } from '../shared/operation-tools.js';
 import type { JsonObjectSchema } from '../shared/request-json-schema.js';
 import type { ToolReply } from '../shared/tool-reply.js';
@@ -19,6 +25,13 @@ export type ProposalArtifact =
       readonly countersign: 'rate_limited';
       readonly reason: 'rate_limited';
       readonly retryAfterMs: number;
+      readonly operation: string;
+    }
+  | {
+      /** The application's binding was unusable: {@link proposalMade} throws it as a `BindingError`. */
+      readonly countersign: 'binding_error';
+      readonly field: BindingField;
+      readonly reason: BindingErrorReason;
       readonly operation: string;
     };
 
@@ -43,7 +56,9 @@ function isToolCall(input: unknown): input is ToolCallLike {
  * Schema (what `bindTools` shows the model); calling it proposes and returns a `ToolMessage`
  * whose content is the safe reply and whose `artifact` says what happened. A request the
  * operation refuses is answered with the operation's own `modelMessage` (status `error`) before
- * LangChain's generic schema check can replace it with a less useful one.
+ * LangChain's generic schema check can replace it with a less useful one. An unusable binding
+ * (after `onBindingError`) is answered with a `binding_error` artifact and a text that asks the
+ * model for nothing, and {@link proposalMade} throws it; invoked without a tool call, it throws.
  */
 export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unknown, ToolMessage | string> {
   name: string;
@@ -68,9 +83,8 @@ export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unkn
     const args = isToolCall(input) ? input.args : input;
     if (this.#tool.accepts(args)) return super.invoke(input, config);
     // Refused before LangChain's own JSON Schema check, which would answer with a generic message.
-    const reply = await this.#tool.propose(args, config ?? {});
     const id = isToolCall(input) ? input.id : config?.toolCall?.id;
-    const out: ToolMessage | string = id === undefined ? reply.text : this.#message(reply, id);
+    const out = await this.#propose(args, config ?? {}, id);
     return out as ToolReturnType<TInput, TConfig, ToolMessage | string>;
   }
 
@@ -79,8 +93,34 @@ export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unkn
     _runManager?: CallbackManagerForToolRun,
     config?: ToolRunnableConfig,
   ): Promise<ToolMessage | string> {
-    const reply = await this.#tool.propose(arg, config ?? {});
-    const id = config?.toolCall?.id;
+    return this.#propose(arg, config ?? {}, config?.toolCall?.id);
+  }
+
+  async #propose(
+    args: unknown,
+    config: RunnableConfig,
+    id: string | undefined,
+  ): Promise<ToolMessage | string> {
+    let reply: ToolReply;
+    try {
+      reply = await this.#tool.propose(args, config);
+    } catch (error) {
+      // A ToolNode would turn a thrown error into "please fix your mistakes" for the model: answer
+      // without a retry prompt, and let proposalMade() end the invocation with the error.
+      if (!(error instanceof BindingError) || id === undefined) throw error;
+      return new ToolMessage({
+        content: BINDING_ERROR_MODEL_TEXT,
+        tool_call_id: id,
+        name: this.name,
+        status: 'error',
+        artifact: {
+          countersign: 'binding_error',
+          field: error.field,
+          reason: error.reason,
+          operation: this.operation,
+        } satisfies ProposalArtifact,
+      });
+    }
     return id === undefined ? reply.text : this.#message(reply, id);
   }
 

@@ -41,7 +41,8 @@ function text(value: string, isError = false): CallToolResult {
  * underscores) whose input schema is the operation's request as JSON Schema, plus `get_proposal`.
  * Proposing tools never execute; a refused request returns the operation's `modelMessage` as a
  * tool error the model can act on. The session's tenant, agent, run id and resource come from the
- * host that authenticated it, never from tool arguments.
+ * host that authenticated it, never from tool arguments; a session without a usable tenant, agent
+ * or run id (blank, or the text "undefined"/"null") throws `BindingError` here, before any tool exists.
  *
  * It is built on the SDK's low-level `Server` rather than `McpServer`, whose `registerTool` takes
  * zod shapes and refuses bad input with its own message before the handler runs: countersign

@@ -5,6 +5,13 @@
  *
  * @packageDocumentation
  */
+export {
+  BindingError,
+  bindingErrorOf,
+  type BindingErrorHook,
+  type BindingErrorReason,
+  type BindingField,
+} from '../shared/agent-binding.js';
 export type { AgentAuthenticator } from './agent-authenticator.js';
 export { attachMcp, type RouteHost } from './attach-mcp.js';
 export { createMcpServer, MCP_SERVER_INFO } from './create-mcp-server.js';

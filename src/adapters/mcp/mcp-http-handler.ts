@@ -7,6 +7,7 @@ import type { Engine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
 import type { Actor } from '../../operation/actor.js';
 import type { ProblemReason } from '../../server/http-problem.js';
+import { BindingError, type BindingErrorHook } from '../shared/agent-binding.js';
 import type { AgentAuthenticator } from './agent-authenticator.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { McpSessionLedger, type McpSessionScope } from './mcp-session-ledger.js';
@@ -39,6 +40,13 @@ export interface McpHttpOptions {
   readonly maxBodyBytes?: number;
   /** Defaults to the system clock. */
   readonly now?: () => number;
+  /**
+   * Called when the authenticated agent cannot be a session's binding (an authenticator that
+   * returned a principal without a tenant or id, or with the text "undefined"). `handle` then
+   * rejects with that `BindingError` (the host answers 500): it is the application's mistake, and
+   * the MCP client is never asked to fix it.
+   */
+  readonly onBindingError?: BindingErrorHook;
 }
 
 /** A streamable-HTTP MCP endpoint as one web-standard handler, plus what its host needs to stop it. */
@@ -168,12 +176,19 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     // reserve() counts the slot at once, before any await, so concurrent initializes cannot overshoot a cap.
     const slot = ledger.reserve(actor);
     if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
-    const server = createMcpServer(engine, {
-      tenant: actor.tenant,
-      agent: actor.id,
-      runId: newId('run'),
-      ...(options.resource !== undefined ? { resource: options.resource } : {}),
-    });
+    let server: Server;
+    try {
+      server = createMcpServer(engine, {
+        tenant: actor.tenant,
+        agent: actor.id,
+        runId: newId('run'),
+        ...(options.resource !== undefined ? { resource: options.resource } : {}),
+      });
+    } catch (error) {
+      slot.release();
+      if (error instanceof BindingError) options.onBindingError?.(error);
+      throw error;
+    }
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {

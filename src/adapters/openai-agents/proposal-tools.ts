@@ -1,6 +1,6 @@
 import { type FunctionTool, type JsonSchemaDefinition, type RunContext, tool } from '@openai/agents';
 import type { Engine, EngineKind } from '../../engine/create-engine.js';
-import type { BindingSource } from '../shared/agent-binding.js';
+import { BindingError, type BindingSource } from '../shared/agent-binding.js';
 import { type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
 
 const ours = new WeakSet<object>();
@@ -11,6 +11,13 @@ type NonStrictParameters = Extract<JsonSchemaDefinition['schema'], { additionalP
 
 /** A proposing function tool: JSON Schema parameters, a string result. */
 export type ProposalTool<TContext = unknown> = FunctionTool<TContext, NonStrictParameters, string>;
+
+// A binding error is the application's: rethrown so the run rejects with it. Any other error keeps
+// the SDK's usual answer to the model.
+function toolError(_context: unknown, error: unknown): string {
+  if (error instanceof BindingError) throw error;
+  return `An error occurred while running the tool. Please try again. Error: ${error instanceof Error ? error.toString() : String(error)}`;
+}
 
 /** True for a tool built by {@link proposalTools}. */
 export function isProposalTool(candidate: { readonly name: string }): boolean {
@@ -27,7 +34,9 @@ export function isProposalTool(candidate: { readonly name: string }): boolean {
  * within the same run.
  *
  * The binding is fixed here, or a function of the run's context (`run(agent, input, { context })`,
- * never sent to the model), so one agent built at startup serves every run.
+ * never sent to the model), so one agent built at startup serves every run. A binding function
+ * that throws or returns no run id, tenant or agent is the application's mistake: `run()` rejects
+ * with a `BindingError` (after `options.onBindingError`), and the model is never asked to retry.
  *
  * The parameters are the operation's request as JSON Schema with `strict: false`: the SDK passes
  * the model's JSON through untouched and the engine parses it strictly (an extra key is
@@ -53,6 +62,7 @@ export function proposalTools<TContext = unknown, E extends Engine = Engine>(
       description: operationTool.description,
       parameters: operationTool.parameters as unknown as NonStrictParameters,
       strict: false,
+      errorFunction: toolError,
       execute: async (input: unknown, runContext?: RunContext<TContext>) =>
         (await operationTool.propose(input, runContext?.context as TContext)).text,
     });

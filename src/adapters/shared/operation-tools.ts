@@ -1,7 +1,13 @@
 import { ConfigurationError } from '../../canonical/errors.js';
 import type { Engine } from '../../engine/create-engine.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
-import { type AgentBinding, type BindingSource, checkBinding } from './agent-binding.js';
+import {
+  type AgentBinding,
+  type BindingErrorHook,
+  type BindingSource,
+  checkBinding,
+  resolveBinding,
+} from './agent-binding.js';
 import { type JsonObjectSchema, requestJsonSchema } from './request-json-schema.js';
 import { type ToolReply, toToolReply } from './tool-reply.js';
 import { toolNameOf } from './tool-name.js';
@@ -23,7 +29,8 @@ export interface OperationTool<Context = undefined> {
   /**
    * Proposes; never executes. Validation failures come back as `invalid_request` with the
    * operation's model message. `context` is the framework's per-run context, for a binding
-   * function; ignored for a fixed binding.
+   * function; ignored for a fixed binding. An unusable binding throws `BindingError` (after
+   * `onBindingError`), before anything is stored.
    */
   propose(request: unknown, context: Context): Promise<ToolReply>;
 }
@@ -34,6 +41,13 @@ export interface OperationToolOptions<Kind extends string = string> {
   readonly operations?: readonly Kind[];
   /** Replaces the default description of an operation's tool, by operation kind. */
   readonly descriptions?: Readonly<Partial<Record<Kind, string>>>;
+  /**
+   * Called with the `BindingError` of a tool call whose binding function threw or returned an
+   * unusable binding (no run id, no tenant, no agent, the text "undefined"…), before the run ends
+   * with that error. The model is never asked to fix it. A fixed binding is checked when the
+   * tools are built, and its error is thrown there.
+   */
+  readonly onBindingError?: BindingErrorHook;
 }
 
 function defaultDescription(operation: AnyOperation): string {
@@ -57,7 +71,7 @@ export function operationTools<Context = undefined>(
 ): OperationTool<Context>[] {
   const fixed = typeof source === 'function' ? undefined : checkBinding(source);
   const bindingFor = (context: Context): AgentBinding =>
-    fixed ?? checkBinding((source as (c: Context) => AgentBinding)(context));
+    fixed ?? resolveBinding(source as (c: Context) => AgentBinding, context, options.onBindingError);
   const wanted =
     options.operations ??
     [...engine.operations.values()].filter((op) => op.request && op.prepare).map((op) => op.kind);

@@ -176,6 +176,11 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
       if (login)
         io.stdout(`demo: sign in at ${server.url}/login as ${login.email} with password ${login.password}\n`);
+      const adminToken = seeded.credentials.tenants['acme']?.adminToken;
+      if (adminToken)
+        io.stdout(
+          `demo: acme admin API token (grants over the API, Authorization: Bearer …): ${adminToken}\n`,
+        );
       io.stdout(`demo: every demo login and token is in ${seeded.file}\n`);
     } else if (seeded) {
       io.stdout(

@@ -8,7 +8,9 @@ export const ProposeBody = z.strictObject({
     .string()
     .max(200)
     .nullish()
-    .describe('The agent run this proposal belongs to; missing → 400 run_id_missing'),
+    .describe(
+      'The agent run this proposal belongs to; missing, blank or the text "undefined"/"null" → 400 run_id_missing',
+    ),
   resource: z
     .string()
     .min(1)

@@ -1,6 +1,6 @@
 import { demoOperations, demoWorld } from '../../../examples/index.js';
 import type { AgentBinding } from '../../../src/adapters/shared/agent-binding.js';
-import type { Engine, Proposal } from '../../../src/index.js';
+import type { Engine, EngineOptions, Proposal } from '../../../src/index.js';
 import { approver, type Harness, harness } from '../../support/engine.js';
 import { creditIssue, type IssuedCredit } from './credit-operation.js';
 
@@ -17,13 +17,19 @@ export interface AdapterHarness extends Harness {
   approve(proposalId: string, digest: string): ReturnType<Engine['approveAndExecute']>;
   /** Overwrites a stored proposal's arguments behind the engine's back. */
   tamper(proposalId: string, argumentsJson: string): void;
+  /** An acme admin grants the acme assistant one use of `invoice.pay` on one invoice (USD). */
+  grantPayment(invoiceId: string): Promise<void>;
 }
 
 /** An engine on a real SQLite file with the adapter tests' operations. */
-export async function adapterHarness(): Promise<AdapterHarness> {
+export async function adapterHarness(options: Partial<EngineOptions> = {}): Promise<AdapterHarness> {
   const world = demoWorld();
   const credits: IssuedCredit[] = [];
-  const h = await harness({ world, operations: [...demoOperations(world), creditIssue(credits)] });
+  const h = await harness({
+    ...options,
+    world,
+    operations: [...demoOperations(world), creditIssue(credits)],
+  });
   return {
     ...h,
     credits,
@@ -40,6 +46,19 @@ export async function adapterHarness(): Promise<AdapterHarness> {
       h.store.database
         .prepare('UPDATE countersign_proposals SET arguments_json = ? WHERE id = ?')
         .run(argumentsJson, proposalId);
+    },
+    grantPayment: async (invoiceId) => {
+      const granted = await h.engine.grant({
+        tenant: 'acme',
+        grantedBy: { id: 'user:admin@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] },
+        subject: 'agent:acme-assistant',
+        operations: ['invoice.pay'],
+        resource: `invoice:${invoiceId}`,
+        constraints: { currency: { equals: 'USD' } },
+        cap: { uses: 1 },
+        expiresAt: h.clock.now() + 3_600_000,
+      });
+      if (granted.kind !== 'granted') throw new Error(`the test grant was refused: ${granted.kind}`);
     },
   };
 }
