@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { ConfigurationError } from '../canonical/errors.js';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
+import type { DeliveryAdmin } from '../notify/deliveries.js';
 import type { Engine } from '../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
 import { apiRoutes } from './api/api-routes.js';
@@ -53,6 +54,8 @@ export interface CountersignAppOptions {
     readonly registry: { metrics(): Promise<string>; readonly contentType: string };
     readonly token: string;
   };
+  /** Notification deliveries for admins (`deliveryAdmin(store)`): `/api/v1/deliveries`. */
+  readonly deliveries?: DeliveryAdmin;
 }
 
 /**
@@ -133,7 +136,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
 
   const auth = authenticate(options.directory, publicUrl);
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
-  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl }));
+  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl, deliveries: options.deliveries }));
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
   app.route(
     '/',

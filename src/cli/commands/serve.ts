@@ -6,6 +6,9 @@ import { demoOperations, demoWorld } from '../../../examples/index.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
 import { createEngine } from '../../engine/create-engine.js';
+import { deliveryAdmin } from '../../notify/deliveries.js';
+import { createNotifications, type Notifications } from '../../notify/notifications.js';
+import { resolveNotifications } from '../../notify/notify-config.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { oidcFromEnvironment } from '../../server/auth/oidc.js';
 import { createCountersignApp } from '../../server/create-app.js';
@@ -32,6 +35,7 @@ export const serveCommand: Command = {
   summary: 'serve the operator console and the HTTP API (SQLite by default; --demo for a ready-made desk)',
   help: `Usage: countersign serve [--db FILE] [--store URL] [--config FILE] [--port N] [--host H]
                          [--demo] [--demo-credentials FILE] [--mcp]
+                         [--webhook URL --webhook-secret whsec_…] [--smtp URL --mail-from ADDRESS]
 
 Serves the operator console at / and the HTTP API at /api/v1 (OpenAPI at /api/v1/openapi.json),
 and prints "ready http://HOST:PORT" once listening. SIGTERM or SIGINT stops accepting
@@ -51,9 +55,16 @@ connections, lets in-flight requests finish, and closes the database cleanly.
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
                            (default: countersign-demo-credentials.json beside the database)
   --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
+  --webhook URL            POST each lifecycle event (proposal.created, .decided, .outcome) to URL,
+                           signed per Standard Webhooks, retried for 24 h
+  --webhook-secret SECRET  the signing secret, whsec_ and base64 of 24 to 64 random bytes
+  --smtp URL               email each new proposal to the tenant's approvers (smtp://HOST:PORT)
+  --mail-from ADDRESS      the From address of those emails
 
 Environment: COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
 sending it as a bearer token (the figures span every tenant).
+COUNTERSIGN_WEBHOOK_URL, COUNTERSIGN_WEBHOOK_SECRET, COUNTERSIGN_SMTP_URL and COUNTERSIGN_MAIL_FROM
+stand for the notification flags (a flag wins); a config file uses notifications.
 With --demo, COUNTERSIGN_OIDC_ISSUER, COUNTERSIGN_OIDC_CLIENT_ID, COUNTERSIGN_OIDC_CLIENT_SECRET,
 COUNTERSIGN_OIDC_TENANT_CLAIM (default tenant) and COUNTERSIGN_OIDC_ROLES_CLAIM (default roles)
 offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses authentication.oidc.`,
@@ -66,6 +77,10 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     demo: { type: 'boolean' },
     'demo-credentials': { type: 'string' },
     mcp: { type: 'boolean' },
+    webhook: { type: 'string' },
+    'webhook-secret': { type: 'string' },
+    smtp: { type: 'string' },
+    'mail-from': { type: 'string' },
   },
   async run(args, io) {
     const demo = args.values['demo'] === true;
@@ -87,6 +102,17 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    // Checked before any store is opened: a malformed secret stops the start, naming its flag.
+    const notifying = resolveNotifications({
+      config: config?.notifications,
+      flags: {
+        webhook: stringOption(args, 'webhook'),
+        webhookSecret: stringOption(args, 'webhook-secret'),
+        smtp: stringOption(args, 'smtp'),
+        mailFrom: stringOption(args, 'mail-from'),
+      },
+      env: process.env,
+    });
     // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
     // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
     const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
@@ -102,6 +128,21 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
     }
     const auth: AuthenticationConfig = config?.authentication ?? {};
+    let listening: string | undefined;
+    let directoryRef: PrincipalDirectory | undefined;
+    const approverRoles = auth.approverRoles ?? ['approver', 'admin'];
+    const notifications: Notifications | undefined = notifying
+      ? createNotifications(notifying, {
+          store,
+          operations,
+          logger,
+          publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
+          approverEmails: async (tenant) =>
+            ((await directoryRef?.operators(tenant)) ?? [])
+              .filter((o) => o.roles.some((r) => approverRoles.includes(r)))
+              .map((o) => o.email),
+        })
+      : undefined;
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
     const metricsToken = process.env['COUNTERSIGN_METRICS_TOKEN'];
     const metrics = metricsToken ? createLifecycleMetrics() : undefined;
@@ -110,6 +151,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       operations,
       logger,
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
+      ...(notifications ? { stepWriters: [notifications.writer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.allowEditorApproval === true ? { allowEditorApproval: true } : {}),
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
@@ -121,6 +163,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.trustedDeviceMs !== undefined ? { trustedDeviceMs: auth.trustedDeviceMs } : {}),
     });
     await directory.migrate();
+    directoryRef = directory;
     await auth.setup?.(directory);
     const credentialsFile = resolve(
       stringOption(args, 'demo-credentials') ?? join(dirname(db), 'countersign-demo-credentials.json'),
@@ -150,6 +193,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
       ...(oidc ? { oidc } : {}),
       ...(auth.password === false ? { passwordSignIn: false } : {}),
+      ...(notifications ? { deliveries: deliveryAdmin(store) } : {}),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
@@ -158,6 +202,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       await engine.close();
       throw error;
     }
+    listening = server.url;
+    notifications?.dispatcher.start();
     // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set).
     const sweep = setInterval(() => {
       engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed'));
@@ -169,6 +215,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
     io.stdout(`ready ${server.url}\n`);
     if (mcp) io.stdout(`mcp ${server.url}/mcp (agent bearer tokens)\n`);
+    if (notifications) io.stdout(`notifications: ${notifications.channels.join(', ')}\n`);
     if (seeded?.kind === 'seeded') {
       const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
       if (login)
@@ -187,6 +234,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     });
     clearInterval(sweep);
     logger.info({}, 'shutting down');
+    await notifications?.dispatcher.stop();
     await mcp?.close();
     await server.close();
     io.stdout('stopped\n');
