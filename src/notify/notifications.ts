@@ -33,6 +33,24 @@ export interface NotificationDeps {
   readonly pollMs?: number;
 }
 
+/**
+ * The emails of a tenant's operators holding one of `roles` (the approver roles), from the
+ * principal directory (disabled operators are not listed there).
+ */
+export function approverEmails(
+  directory: {
+    operators(
+      tenant: string,
+    ): Promise<readonly { readonly email: string; readonly roles: readonly string[] }[]>;
+  },
+  roles: readonly string[],
+): (tenant: string) => Promise<readonly string[]> {
+  return async (tenant) =>
+    (await directory.operators(tenant))
+      .filter((o) => o.roles.some((r) => roles.includes(r)))
+      .map((o) => o.email);
+}
+
 /** Wires the configured channels: one outbox writer, one dispatcher. */
 export function createNotifications(config: ResolvedNotifications, deps: NotificationDeps): Notifications {
   const senders: Partial<Record<NotificationChannel, ChannelSender>> = {};

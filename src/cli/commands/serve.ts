@@ -7,7 +7,7 @@ import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { deliveryAdmin } from '../../notify/deliveries.js';
-import { createNotifications, type Notifications } from '../../notify/notifications.js';
+import { approverEmails, createNotifications, type Notifications } from '../../notify/notifications.js';
 import { resolveNotifications } from '../../notify/notify-config.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { oidcFromEnvironment } from '../../server/auth/oidc.js';
@@ -137,10 +137,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           operations,
           logger,
           publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
-          approverEmails: async (tenant) =>
-            ((await directoryRef?.operators(tenant)) ?? [])
-              .filter((o) => o.roles.some((r) => approverRoles.includes(r)))
-              .map((o) => o.email),
+          approverEmails: (tenant) =>
+            directoryRef ? approverEmails(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
         })
       : undefined;
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
