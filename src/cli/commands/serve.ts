@@ -44,7 +44,8 @@ connections, lets in-flight requests finish, and closes the database cleanly.
   --db FILE                the SQLite file (default ./countersign.db, created if missing)
   --store URL              a postgres:// URL instead of --db (several servers may share it)
   --config FILE            an ES module exporting { operations, store?, authentication?, mcp?,
-                           limits? } (limits: proposal quotas per agent and tenant, or false)
+                           limits?, notifications? } (limits: proposal quotas per agent and
+                           tenant, or false; notifications: { webhook, email, retry })
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
   --port N                 default 8787 (0 picks a free port)
