@@ -10,6 +10,7 @@ import type { AppEnv } from './app-env.js';
 import { authenticate } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
+import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
 
@@ -138,6 +139,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
   app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl, deliveries: options.deliveries }));
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
+  app.route('/', deliveryConsoleRoutes({ deliveries: options.deliveries, publicUrl }));
   app.route(
     '/',
     consoleRoutes({
