@@ -61,3 +61,4 @@ export { signWebhook, webhookKey } from '../notify/webhook-signature.js';
 export { type WebhookTarget, webhookSender } from '../notify/webhook-sender.js';
 export type { ChannelSender, SendResult } from '../notify/channel.js';
 export type { DeliveryStatus, NotificationChannel, OutboxRecord } from '../store/sql-outbox.js';
+export type { StepWriter } from '../engine/audit-step.js';
