@@ -43,8 +43,11 @@ function summary(r: OutboxRecord) {
 }
 
 describe.each(backends)('lifecycle events in the outbox (%s)', (_name, open) => {
-  async function engineOn(store: Store, fail?: string): Promise<{ engine: Engine; clock: ManualClock }> {
-    const world = demoWorld();
+  async function engineOn(
+    store: Store,
+    fail?: string,
+    world = demoWorld(),
+  ): Promise<{ engine: Engine; clock: ManualClock }> {
     const operations = demoOperations(world);
     const clock = new ManualClock();
     const writer = notificationOutbox({ channels: ['webhook', 'email'], operations });
@@ -142,6 +145,37 @@ describe.each(backends)('lifecycle events in the outbox (%s)', (_name, open) => 
     }
   });
 
+  it('a lost provider response is needs_reconciliation, and its reconciliation one reconciled event', async () => {
+    const store = await open();
+    const world = demoWorld();
+    world.provider.failWhen((r) => r.reference === 'inv-104', 'timeout_after_commit');
+    const { engine } = await engineOn(store, undefined, world);
+    try {
+      const proposal = await proposePayment(engine);
+      const done = await engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        approver: approver(),
+        seenDigest: proposal.digest,
+      });
+      expect(done.kind === 'completed' && done.outcome.kind).toBe('needs_reconciliation');
+      expect(
+        (await engine.reconcile({ tenant: 'acme', proposalId: proposal.id, actor: approver() })).kind,
+      ).toBe('reconciled');
+      const webhooks = (await rows(store, 'acme')).filter((r) => r.channel === 'webhook');
+      expect(webhooks.map(summary)).toEqual([
+        'webhook proposal.created pending',
+        'webhook proposal.decided approved',
+        'webhook proposal.outcome needs_reconciliation',
+        'webhook proposal.outcome reconciled',
+      ]);
+      const last = JSON.parse(webhooks[3]!.payloadJson) as { data: Record<string, unknown> };
+      expect(last.data['resolution']).toBe('succeeded');
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('a step that rolls back leaves no outbox row (same transaction)', async () => {
     const store = await open();
     const { engine } = await engineOn(store, 'approved');
@@ -187,6 +221,47 @@ describe.each(backends)('lifecycle events in the outbox (%s)', (_name, open) => 
       expect(claimed.map((r) => r.tenant)).toEqual(['acme', 'acme']);
     } finally {
       await engine.close();
+    }
+  });
+});
+
+describe('concurrent claims', () => {
+  // SQLite's claims are serialized by BEGIN IMMEDIATE (two processes: see kill-delivery.test.ts;
+  // two connections in one thread would only wait on each other's lock).
+  const pairs: readonly [string, () => Promise<[Store, Store]>][] = [
+    [
+      `two PostgreSQL pools on one schema (${pg.label})`,
+      async () => {
+        const schema = pg.newSchema();
+        return [await pg.store({ schema }), await pg.store({ schema })];
+      },
+    ],
+  ];
+  it.each(pairs)('never lease one delivery to two dispatchers (%s)', async (_name, open) => {
+    const [a, b] = await open();
+    const operations = demoOperations(demoWorld());
+    const engine = await createEngine({
+      store: a,
+      operations,
+      limits: false,
+      stepWriters: [notificationOutbox({ channels: ['webhook', 'email'], operations })],
+    });
+    await b.migrate();
+    try {
+      for (let i = 0; i < 15; i++) await proposePayment(engine, 'acme', 'inv-104', `run-${i}`);
+      const now = Date.now() + 1e9;
+      const claim = (store: Store, owner: string) =>
+        store.transaction((tx) =>
+          outboxOf(tx, store.capabilities.name).claim({ now, leaseUntil: now + 60_000, owner, limit: 7 }),
+        );
+      const rounds = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => claim(i % 2 === 0 ? a : b, `d${i}`)));
+      const ids = rounds.flat().map((r) => r.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.length).toBe(30);
+      for (const [i, round] of rounds.entries()) for (const r of round) expect(r.leaseOwner).toBe(`d${i}`);
+    } finally {
+      await engine.close();
+      await b.close();
     }
   });
 });
