@@ -488,7 +488,7 @@ function noCommandReason(
 }
 
 /** Replaces every value whose field pattern has a redactor with its redacted text (set members one by one). */
-function redact(value: unknown, rules: FieldRules, path: string): unknown {
+export function redact(value: unknown, rules: FieldRules, path: string): unknown {
   const rule = own(rules, fieldPattern(path));
   if (rule?.redact) {
     const redactor = rule.redact;

@@ -29,6 +29,17 @@ export interface StepFacts {
   readonly proposedAt: number | undefined;
 }
 
+/**
+ * Called inside the step's transaction right after its audit event is appended, with the events
+ * this transaction recorded before it: rows written here commit or roll back with the step (the
+ * notification outbox). A backend may run a transaction again, so a writer has no other effects.
+ */
+export type StepWriter = (
+  tx: StoreTransaction,
+  event: AuditEvent,
+  earlier: readonly AuditEvent[],
+) => Promise<void>;
+
 /** Called once per audit event after its transaction commits (metrics, tracing). Must not throw. */
 export type LifecycleObserver = (event: AuditEvent, facts: StepFacts) => void;
 
@@ -97,6 +108,10 @@ async function append(
   const event = await tx.appendAudit(input.tenant, (head) =>
     chainEvent(head, draft, newId('evt'), ctx.sealKey),
   );
+  if (ctx.stepWriters.length > 0) {
+    const earlier = lines.map((line) => line.event);
+    for (const writer of ctx.stepWriters) await writer(tx, event, earlier);
+  }
   const shown = input.digests?.approved ?? input.digests?.proposed ?? input.digests?.seen;
   const fields = {
     step: input.step,

@@ -8,7 +8,7 @@ import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
-import type { LifecycleObserver } from './audit-step.js';
+import type { LifecycleObserver, StepWriter } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
 import { execute } from './execute.js';
 import { expireDue } from './expire.js';
@@ -76,6 +76,11 @@ export interface EngineOptions<Ops extends Operations = Operations> {
   readonly leaseMs?: number;
   /** Called after each committed lifecycle step: see `countersign/server`'s Prometheus metrics. */
   readonly observers?: readonly LifecycleObserver[];
+  /**
+   * Called inside each lifecycle step's transaction after its audit event: rows that must commit
+   * with the step. `notificationOutbox(…)` from `countersign/server` writes the notification outbox.
+   */
+  readonly stepWriters?: readonly StepWriter[];
   /** Test-only: called at named points of execution (fault injection). */
   readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
@@ -248,6 +253,7 @@ export async function createEngine<Ops extends Operations>(
     leaseMs: options.leaseMs ?? 5 * 60_000,
     allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
+    stepWriters: options.stepWriters ?? [],
   });
   const quota = proposalQuota({
     store: ctx.store,

@@ -1,6 +1,6 @@
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
-import type { LifecycleObserver } from './audit-step.js';
+import type { LifecycleObserver, StepWriter } from './audit-step.js';
 
 /** Milliseconds since the epoch; injected so expiry and leases can be tested. */
 export interface Clock {
@@ -29,6 +29,8 @@ export interface EngineContext {
   readonly allowEditorApproval: boolean;
   /** Called after each committed step (metrics, tracing). */
   readonly observers: readonly LifecycleObserver[];
+  /** Called inside each step's transaction (the notification outbox). */
+  readonly stepWriters: readonly StepWriter[];
 }
 
 /** A logger that writes nothing. */

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import { ConfigurationError } from '../canonical/errors.js';
 import { NONCE, secureHeaders } from 'hono/secure-headers';
+import type { DeliveryAdmin } from '../notify/deliveries.js';
 import type { Engine } from '../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
 import { apiRoutes } from './api/api-routes.js';
@@ -9,6 +10,7 @@ import type { AppEnv } from './app-env.js';
 import { authenticate } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
+import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
 
@@ -53,6 +55,8 @@ export interface CountersignAppOptions {
     readonly registry: { metrics(): Promise<string>; readonly contentType: string };
     readonly token: string;
   };
+  /** Notification deliveries for admins (`deliveryAdmin(store)`): `/api/v1/deliveries`. */
+  readonly deliveries?: DeliveryAdmin;
 }
 
 /**
@@ -133,8 +137,9 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
 
   const auth = authenticate(options.directory, publicUrl);
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
-  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl }));
+  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl, deliveries: options.deliveries }));
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
+  app.route('/', deliveryConsoleRoutes({ deliveries: options.deliveries, publicUrl }));
   app.route(
     '/',
     consoleRoutes({

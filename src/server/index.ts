@@ -35,3 +35,30 @@ export {
 } from './auth/oidc.js';
 export { type AuthenticationConfig, loadServeConfig, type ServeConfig } from './serve-config.js';
 export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';
+export {
+  approverEmails,
+  createNotifications,
+  type NotificationDeps,
+  type Notifications,
+} from '../notify/notifications.js';
+export { createDispatcher, type Dispatcher, type DispatcherOptions } from '../notify/dispatcher.js';
+export { type DeliveryAdmin, type DeliveryView, deliveryAdmin } from '../notify/deliveries.js';
+export { type EmailContext, type EmailTarget, emailSender } from '../notify/email-sender.js';
+export {
+  type LifecycleEvent,
+  type LifecycleEventType,
+  lifecycleEventOf,
+} from '../notify/lifecycle-event.js';
+export {
+  checkNotifications,
+  type NotificationsConfig,
+  type ResolvedNotifications,
+  resolveNotifications,
+} from '../notify/notify-config.js';
+export { type NotificationPayload, notificationOutbox } from '../notify/outbox-writer.js';
+export { DEFAULT_RETRY_SCHEDULE, nextAttemptAt, type RetrySchedule } from '../notify/retry-schedule.js';
+export { signWebhook, webhookKey } from '../notify/webhook-signature.js';
+export { type WebhookTarget, webhookSender } from '../notify/webhook-sender.js';
+export type { ChannelSender, SendResult } from '../notify/channel.js';
+export type { DeliveryStatus, NotificationChannel, OutboxRecord } from '../store/sql-outbox.js';
+export type { StepWriter } from '../engine/audit-step.js';

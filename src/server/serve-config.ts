@@ -8,6 +8,7 @@ import type { AnyReadTool } from '../operation/define-read-tool.js';
 import type { Store } from '../store/store.js';
 import type { DirectoryOptions, PrincipalDirectory } from './directory/principal-directory.js';
 import { checkOidcConfig, type OidcConfig } from './auth/oidc.js';
+import { checkNotifications, type NotificationsConfig } from '../notify/notify-config.js';
 
 /** How `countersign serve` authenticates operators and agents. Every field is optional. */
 export interface AuthenticationConfig {
@@ -90,6 +91,8 @@ export interface ServeConfig {
   readonly mcp?: McpServeConfig;
   /** Proposal quotas per agent and per tenant (default on: see `DEFAULT_PROPOSAL_LIMITS`). */
   readonly limits?: ProposalLimitsOption;
+  /** Signed webhooks and approval emails of lifecycle events (see `NotificationsConfig`). */
+  readonly notifications?: NotificationsConfig;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -110,7 +113,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
     throw new ConfigurationError(
-      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits? }`,
+      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits?, notifications? }`,
     );
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
@@ -171,9 +174,20 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const limits = exported['limits'];
   if (limits !== undefined && limits !== false && !isRecord(limits))
     throw new ConfigurationError(`--config ${file}: "limits" must be false or an object`);
+  const notifications = exported['notifications'];
+  if (notifications !== undefined) {
+    try {
+      checkNotifications(notifications);
+    } catch (error) {
+      if (error instanceof ConfigurationError)
+        throw new ConfigurationError(`--config ${file}: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
   return {
     operations: operations as AnyOperation[],
     ...(readTools !== undefined ? { readTools: readTools as AnyReadTool[] } : {}),
+    ...(notifications !== undefined ? { notifications: notifications as NotificationsConfig } : {}),
     ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),
     ...(limits !== undefined ? { limits: limits as ProposalLimitsOption } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),

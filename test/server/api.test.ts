@@ -358,6 +358,8 @@ describe('service endpoints', () => {
     expect(r.status).toBe(200);
     expect(r.body['openapi']).toBe('3.1.0');
     expect(Object.keys(r.body['paths'] as object).sort()).toEqual([
+      '/api/v1/deliveries',
+      '/api/v1/deliveries/{id}/redeliver',
       '/api/v1/grants',
       '/api/v1/grants/{id}',
       '/api/v1/grants/{id}/revoke',

@@ -581,6 +581,7 @@ describe('openStore and countersign migrate', () => {
           'countersign_audit_heads',
           'countersign_grants',
           'countersign_migrations',
+          'countersign_outbox',
           'countersign_proposals',
         ]);
       } finally {

@@ -6,6 +6,9 @@ import { demoOperations, demoReadTools, demoWorld } from '../../../examples/inde
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
 import { createEngine } from '../../engine/create-engine.js';
+import { deliveryAdmin } from '../../notify/deliveries.js';
+import { approverEmails, createNotifications, type Notifications } from '../../notify/notifications.js';
+import { resolveNotifications } from '../../notify/notify-config.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { oidcFromEnvironment } from '../../server/auth/oidc.js';
 import { createCountersignApp } from '../../server/create-app.js';
@@ -32,6 +35,7 @@ export const serveCommand: Command = {
   summary: 'serve the operator console and the HTTP API (SQLite by default; --demo for a ready-made desk)',
   help: `Usage: countersign serve [--db FILE] [--store URL] [--config FILE] [--port N] [--host H]
                          [--demo] [--demo-credentials FILE] [--mcp]
+                         [--webhook URL --webhook-secret whsec_…] [--smtp URL --mail-from ADDRESS]
 
 Serves the operator console at / and the HTTP API at /api/v1 (OpenAPI at /api/v1/openapi.json),
 and prints "ready http://HOST:PORT" once listening. SIGTERM or SIGINT stops accepting
@@ -40,8 +44,9 @@ connections, lets in-flight requests finish, and closes the database cleanly.
   --db FILE                the SQLite file (default ./countersign.db, created if missing)
   --store URL              a postgres:// URL instead of --db (several servers may share it)
   --config FILE            an ES module exporting { operations, readTools?, store?,
-                           authentication?, mcp?, limits? } (readTools: defineReadTool results,
-                           listed over --mcp) (limits: proposal quotas per agent and tenant, or false)
+                           authentication?, mcp?, limits?, notifications? } (readTools:
+                           defineReadTool results, listed over --mcp) (limits: proposal quotas
+                           per agent and tenant, or false; notifications: { webhook, email, retry })
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
   --port N                 default 8787 (0 picks a free port)
@@ -53,9 +58,16 @@ connections, lets in-flight requests finish, and closes the database cleanly.
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
                            (default: countersign-demo-credentials.json beside the database)
   --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
+  --webhook URL            POST each lifecycle event (proposal.created, .decided, .outcome) to URL,
+                           signed per Standard Webhooks, retried for 24 h
+  --webhook-secret SECRET  the signing secret, whsec_ and base64 of 24 to 64 random bytes
+  --smtp URL               email each new proposal to the tenant's approvers (smtp://HOST:PORT)
+  --mail-from ADDRESS      the From address of those emails
 
 Environment: COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
 sending it as a bearer token (the figures span every tenant).
+COUNTERSIGN_WEBHOOK_URL, COUNTERSIGN_WEBHOOK_SECRET, COUNTERSIGN_SMTP_URL and COUNTERSIGN_MAIL_FROM
+stand for the notification flags (a flag wins); a config file uses notifications.
 With --demo, COUNTERSIGN_OIDC_ISSUER, COUNTERSIGN_OIDC_CLIENT_ID, COUNTERSIGN_OIDC_CLIENT_SECRET,
 COUNTERSIGN_OIDC_TENANT_CLAIM (default tenant) and COUNTERSIGN_OIDC_ROLES_CLAIM (default roles)
 offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses authentication.oidc.`,
@@ -68,6 +80,10 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     demo: { type: 'boolean' },
     'demo-credentials': { type: 'string' },
     mcp: { type: 'boolean' },
+    webhook: { type: 'string' },
+    'webhook-secret': { type: 'string' },
+    smtp: { type: 'string' },
+    'mail-from': { type: 'string' },
   },
   async run(args, io) {
     const demo = args.values['demo'] === true;
@@ -89,6 +105,17 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    // Checked before any store is opened: a malformed secret stops the start, naming its flag.
+    const notifying = resolveNotifications({
+      config: config?.notifications,
+      flags: {
+        webhook: stringOption(args, 'webhook'),
+        webhookSecret: stringOption(args, 'webhook-secret'),
+        smtp: stringOption(args, 'smtp'),
+        mailFrom: stringOption(args, 'mail-from'),
+      },
+      env: process.env,
+    });
     // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
     // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
     const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
@@ -104,6 +131,19 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
     }
     const auth: AuthenticationConfig = config?.authentication ?? {};
+    let listening: string | undefined;
+    let directoryRef: PrincipalDirectory | undefined;
+    const approverRoles = auth.approverRoles ?? ['approver', 'admin'];
+    const notifications: Notifications | undefined = notifying
+      ? createNotifications(notifying, {
+          store,
+          operations,
+          logger,
+          publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
+          approverEmails: (tenant) =>
+            directoryRef ? approverEmails(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
+        })
+      : undefined;
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
     const metricsToken = process.env['COUNTERSIGN_METRICS_TOKEN'];
     const metrics = metricsToken ? createLifecycleMetrics() : undefined;
@@ -113,6 +153,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
+      ...(notifications ? { stepWriters: [notifications.writer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.allowEditorApproval === true ? { allowEditorApproval: true } : {}),
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
@@ -124,6 +165,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.trustedDeviceMs !== undefined ? { trustedDeviceMs: auth.trustedDeviceMs } : {}),
     });
     await directory.migrate();
+    directoryRef = directory;
     await auth.setup?.(directory);
     const credentialsFile = resolve(
       stringOption(args, 'demo-credentials') ?? join(dirname(db), 'countersign-demo-credentials.json'),
@@ -153,6 +195,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
       ...(oidc ? { oidc } : {}),
       ...(auth.password === false ? { passwordSignIn: false } : {}),
+      ...(notifications ? { deliveries: deliveryAdmin(store) } : {}),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
@@ -161,6 +204,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       await engine.close();
       throw error;
     }
+    listening = server.url;
+    notifications?.dispatcher.start();
     // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set).
     const sweep = setInterval(() => {
       engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed'));
@@ -172,6 +217,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
     io.stdout(`ready ${server.url}\n`);
     if (mcp) io.stdout(`mcp ${server.url}/mcp (agent bearer tokens)\n`);
+    if (notifications) io.stdout(`notifications: ${notifications.channels.join(', ')}\n`);
     if (seeded?.kind === 'seeded') {
       const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
       if (login)
@@ -195,6 +241,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     });
     clearInterval(sweep);
     logger.info({}, 'shutting down');
+    await notifications?.dispatcher.stop();
     await mcp?.close();
     await server.close();
     io.stdout('stopped\n');

@@ -17,6 +17,8 @@ import { handbackText } from '../handback-text.js';
 import { HttpProblem, rateLimited, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
+import type { DeliveryAdmin } from '../../notify/deliveries.js';
+import { deliveryRoutes } from './delivery-routes.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
 import { approvalsJson, auditLineJson, proposalJson } from './proposal-json.js';
@@ -27,6 +29,8 @@ export interface ApiDependencies {
   readonly engine: Engine;
   /** The URL operators reach the console at (approval links); defaults to the request's origin. */
   readonly publicUrl: URL | undefined;
+  /** Notification deliveries (admins): `GET /deliveries`, `POST /deliveries/:id/redeliver`. */
+  readonly deliveries?: DeliveryAdmin | undefined;
 }
 
 const STATUSES = PROPOSAL_STATUSES;
@@ -104,6 +108,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
 
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
   api.route('/grants', grantRoutes({ engine, publicUrl }));
+  if (deps.deliveries) api.route('/deliveries', deliveryRoutes({ deliveries: deps.deliveries, publicUrl }));
 
   api.post('/proposals', async (c) => {
     const actor = changingActor(c, publicUrl);

@@ -292,6 +292,39 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v1/deliveries': {
+        get: {
+          summary:
+            "The tenant's notification deliveries, newest first: status, attempts, last error (admin role; served when notifications are configured)",
+          parameters: [
+            {
+              name: 'status',
+              in: 'query',
+              required: false,
+              schema: { type: 'string', enum: ['pending', 'delivered', 'skipped', 'dead'] },
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              required: false,
+              schema: { type: 'integer', minimum: 1, maximum: 200 },
+            },
+          ],
+          responses: { '200': { description: '{ items }' }, '403': problem('Not an admin') },
+        },
+      },
+      '/api/v1/deliveries/{id}/redeliver': {
+        post: {
+          summary:
+            'Queue a finished delivery again, with the same webhook-id and a fresh retry budget (admin role)',
+          parameters: [idParam],
+          responses: {
+            '200': { description: '{ id, status: pending, queued }' },
+            '403': problem('Not an admin'),
+            '404': problem('No such delivery in this tenant'),
+          },
+        },
+      },
     },
     components: {
       securitySchemes: {

@@ -10,7 +10,7 @@ export interface LayoutInput {
   /** The CSP nonce of this response: the only script runs under it. */
   readonly nonce: string;
   readonly session?: ConsoleSession | undefined;
-  readonly current?: 'inbox' | 'history' | 'grants';
+  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries';
   readonly body: HtmlEscapedString;
   /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
   readonly head?: HtmlEscapedString;
@@ -31,7 +31,7 @@ function roleOf(session: ConsoleSession): string {
 /** A full console page: header with navigation and the signed-in operator, then the body. */
 export function layout(input: LayoutInput): HtmlEscapedString {
   const { session } = input;
-  const nav = (name: 'inbox' | 'history' | 'grants', href: string, label: string) =>
+  const nav = (name: NonNullable<LayoutInput['current']>, href: string, label: string) =>
     html`<a href="${href}"${input.current === name ? html` aria-current="page"` : ''}>${label}</a>`;
   return html`<!doctype html>
 <html lang="en">
@@ -51,7 +51,7 @@ ${input.head ?? ''}
     <a class="brand" href="/"><span class="brand-mark" aria-hidden="true"></span>countersign</a>
     ${
       session
-        ? html`<nav class="nav" aria-label="Main">${nav('inbox', '/', 'Inbox')}${nav('history', '/history', 'History')}${nav('grants', '/grants', 'Grants')}</nav>
+        ? html`<nav class="nav" aria-label="Main">${nav('inbox', '/', 'Inbox')}${nav('history', '/history', 'History')}${nav('grants', '/grants', 'Grants')}${session.actor.roles.includes('admin') ? nav('deliveries', '/deliveries', 'Deliveries') : ''}</nav>
     <div class="who">
       <span class="tenant" title="Tenant">${userText(session.actor.tenant)}</span>
       <span class="email">${userText(session.email)}</span>

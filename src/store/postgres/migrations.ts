@@ -104,4 +104,20 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'sealed quorum approvals',
     statements: ['ALTER TABLE countersign_approvals ADD COLUMN seal TEXT'],
   },
+  {
+    version: 7,
+    name: 'notification outbox',
+    statements: [
+      `CREATE TABLE countersign_outbox (
+  tenant TEXT COLLATE "C" NOT NULL, id TEXT COLLATE "C" NOT NULL, event_id TEXT NOT NULL,
+  channel TEXT NOT NULL, type TEXT NOT NULL, proposal_id TEXT COLLATE "C" NOT NULL,
+  payload_json TEXT NOT NULL, status TEXT NOT NULL, attempts INTEGER NOT NULL, next_at BIGINT NOT NULL,
+  lease_until BIGINT, lease_owner TEXT, last_error TEXT, last_attempt_at BIGINT, delivered_at BIGINT,
+  retry_from BIGINT NOT NULL, created_at BIGINT NOT NULL,
+  PRIMARY KEY (tenant, id)
+)`,
+      "CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending'",
+      'CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id)',
+    ],
+  },
 ];

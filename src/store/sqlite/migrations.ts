@@ -96,4 +96,20 @@ CREATE TABLE countersign_approvals (
 ALTER TABLE countersign_approvals ADD COLUMN seal TEXT;
 `,
   },
+  {
+    version: 7,
+    name: 'notification outbox',
+    sql: `
+CREATE TABLE countersign_outbox (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, event_id TEXT NOT NULL, channel TEXT NOT NULL,
+  type TEXT NOT NULL, proposal_id TEXT NOT NULL, payload_json TEXT NOT NULL, status TEXT NOT NULL,
+  attempts INTEGER NOT NULL, next_at INTEGER NOT NULL, lease_until INTEGER, lease_owner TEXT,
+  last_error TEXT, last_attempt_at INTEGER, delivered_at INTEGER, retry_from INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (tenant, id)
+) WITHOUT ROWID;
+CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending';
+CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id);
+`,
+  },
 ];

@@ -18,6 +18,8 @@ import {
 import { SqliteStore } from '../../../src/store/sqlite/index.js';
 import type { Store } from '../../../src/store/store.js';
 import { ManualClock, tempDir } from '../../support/engine.js';
+import { deliveryAdmin } from '../../../src/notify/deliveries.js';
+import { notificationOutbox } from '../../../src/notify/outbox-writer.js';
 
 /** The roles each test tenant has an operator for. */
 export const ROLES = ['approver', 'viewer', 'admin'] as const;
@@ -68,6 +70,8 @@ export async function serverHarness(
     oidc?: OidcConfig;
     /** False turns password sign-in off. */
     passwordSignIn?: boolean;
+    /** Writes webhook notifications to the outbox and serves the deliveries (nothing delivers them). */
+    notifications?: boolean;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -77,9 +81,13 @@ export async function serverHarness(
   const logs: ServerHarness['logs'] = [];
   const logger = memoryLogger(logs);
   const metrics = options.metricsToken ? createLifecycleMetrics() : undefined;
+  const operations = [...demoOperations(world), ...(options.extraOperations ?? [])];
   const engine = await createEngine({
     store,
-    operations: [...demoOperations(world), ...(options.extraOperations ?? [])],
+    operations,
+    ...(options.notifications
+      ? { stepWriters: [notificationOutbox({ channels: ['webhook'], operations })] }
+      : {}),
     clock,
     logger,
     ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
@@ -107,6 +115,7 @@ export async function serverHarness(
     ...(options.publicUrl ? { publicUrl: options.publicUrl } : {}),
     ...(options.oidc ? { oidc: options.oidc } : {}),
     ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
+    ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),

@@ -1,0 +1,61 @@
+import type { AuditEvent } from '../audit/event.js';
+
+/** The lifecycle events notifications carry. */
+export type LifecycleEventType = 'proposal.created' | 'proposal.decided' | 'proposal.outcome';
+
+/** What a decision made of a pending proposal. */
+export type DecisionStatus = 'approved' | 'declined' | 'expired' | 'superseded';
+
+/** Where an approved proposal ended up (`reconciled`: a person settled a needs_reconciliation). */
+export type OutcomeStatus =
+  | 'succeeded'
+  | 'revision_required'
+  | 'needs_reconciliation'
+  | 'terminal_failure'
+  | 'reconciled';
+
+/** One lifecycle event: its type and the status it announces. */
+export type LifecycleEvent =
+  | { readonly type: 'proposal.created'; readonly status: 'pending' }
+  | { readonly type: 'proposal.decided'; readonly status: DecisionStatus }
+  | { readonly type: 'proposal.outcome'; readonly status: OutcomeStatus; readonly resolution?: string };
+
+const OUTCOMES: readonly string[] = [
+  'succeeded',
+  'revision_required',
+  'needs_reconciliation',
+  'terminal_failure',
+];
+
+/**
+ * The lifecycle event an audit step announces, if any. `earlier` are the events recorded before it
+ * in the same transaction: the outcome a reconciliation records after its `reconciled` step is
+ * announced once, as `reconciled`, with the provider's answer as its `resolution`.
+ */
+export function lifecycleEventOf(
+  event: AuditEvent,
+  earlier: readonly AuditEvent[],
+): LifecycleEvent | undefined {
+  switch (event.step) {
+    case 'proposed':
+      return { type: 'proposal.created', status: 'pending' };
+    case 'approved':
+      return { type: 'proposal.decided', status: 'approved' };
+    case 'declined':
+      return { type: 'proposal.decided', status: 'declined' };
+    case 'expired':
+      return { type: 'proposal.decided', status: 'expired' };
+    case 'edited':
+      return { type: 'proposal.decided', status: 'superseded' };
+    case 'outcome': {
+      const kind = event.detail['outcome'];
+      if (typeof kind !== 'string' || !OUTCOMES.includes(kind)) return undefined;
+      const reconciled = earlier.some((e) => e.step === 'reconciled' && e.proposalId === event.proposalId);
+      return reconciled
+        ? { type: 'proposal.outcome', status: 'reconciled', resolution: kind }
+        : { type: 'proposal.outcome', status: kind as OutcomeStatus };
+    }
+    default:
+      return undefined;
+  }
+}

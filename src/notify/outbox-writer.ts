@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { redact } from '../audit/export.js';
+import { canonicalize } from '../canonical/canonicalize.js';
+import { shortHash } from '../canonical/digest.js';
+import { parseStoredJson } from '../canonical/stored-json.js';
+import type { StepWriter } from '../engine/audit-step.js';
+import type { AnyOperation } from '../operation/define-operation.js';
+import { formatMoney } from '../operation/money.js';
+import type { ProposalRecord } from '../store/records.js';
+import { type NotificationChannel, outboxOf } from '../store/sql-outbox.js';
+import { type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
+
+/** An amount found in a preview: exact minor units, currency, and full-precision text. */
+export interface NotificationAmount {
+  readonly minor: number;
+  readonly currency: string;
+  readonly display: string;
+}
+
+/**
+ * What every channel is told about one lifecycle event. Ids, status and hashes, the preview as the
+ * operation's redaction rules show it, never arguments, scopes or secrets. The approval URL is
+ * added at delivery from the server's public URL, so it is never stored.
+ */
+export interface NotificationPayload {
+  readonly type: LifecycleEvent['type'];
+  /** When the step happened (ISO 8601). */
+  readonly timestamp: string;
+  readonly data: {
+    readonly eventId: string;
+    readonly tenant: string;
+    readonly proposalId: string;
+    readonly runId: string;
+    readonly operation: string;
+    /** The status this event announces (`pending`, `approved`, …, `reconciled`). */
+    readonly status: string;
+    /** For `reconciled`: where the provider's answer settled it (`succeeded`, `terminal_failure`). */
+    readonly resolution?: string;
+    readonly reason: string | null;
+    readonly actor: string;
+    readonly requestedBy: string;
+    readonly digest: string;
+    readonly short: string;
+    readonly title: string;
+    readonly amount: NotificationAmount | null;
+    readonly createdAt: string;
+    readonly expiresAt: string;
+    readonly supersedes: string | null;
+    readonly supersededBy: string | null;
+    readonly preview: unknown;
+  };
+}
+
+/** What {@link notificationOutbox} writes. */
+export interface OutboxWriterOptions {
+  /** The channels configured: one delivery per channel and event (email: `proposal.created` only). */
+  readonly channels: readonly NotificationChannel[];
+  /** The engine's operations: their field rules redact the preview. */
+  readonly operations: readonly AnyOperation[];
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The first money value at the top of a preview (`{ minor, currency }`), if any. */
+export function amountOf(preview: unknown): NotificationAmount | null {
+  if (!isRecord(preview)) return null;
+  for (const value of Object.values(preview)) {
+    if (
+      isRecord(value) &&
+      Number.isSafeInteger(value['minor']) &&
+      typeof value['currency'] === 'string' &&
+      /^[A-Z]{3}$/.test(value['currency'])
+    ) {
+      const minor = value['minor'] as number;
+      return { minor, currency: value['currency'], display: formatMoney(minor, value['currency']) };
+    }
+  }
+  return null;
+}
+
+function titleOf(preview: unknown, fallback: string): string {
+  return isRecord(preview) && typeof preview['title'] === 'string' && preview['title'].trim() !== ''
+    ? preview['title']
+    : fallback;
+}
+
+/** The payload of one event about one proposal (as stored after the step). */
+export function notificationPayload(
+  event: { readonly id: string; readonly at: number; readonly actor: string; readonly reason: string | null },
+  lifecycle: LifecycleEvent,
+  record: ProposalRecord,
+  operation: AnyOperation | undefined,
+): NotificationPayload {
+  const stored = parseStoredJson(record.previewJson);
+  const preview = operation ? redact(stored, operation.fields, '$') : stored;
+  return {
+    type: lifecycle.type,
+    timestamp: new Date(event.at).toISOString(),
+    data: {
+      eventId: event.id,
+      tenant: record.tenant,
+      proposalId: record.id,
+      runId: record.runId,
+      operation: record.operation,
+      status: lifecycle.status,
+      ...(lifecycle.type === 'proposal.outcome' && lifecycle.resolution
+        ? { resolution: lifecycle.resolution }
+        : {}),
+      reason: event.reason,
+      actor: event.actor,
+      requestedBy: record.requestedBy,
+      digest: record.digest,
+      short: shortHash(record.digest),
+      title: titleOf(preview, record.operation),
+      amount: amountOf(preview),
+      createdAt: new Date(record.createdAt).toISOString(),
+      expiresAt: new Date(record.expiresAt).toISOString(),
+      supersedes: record.supersedes,
+      supersededBy: record.supersededBy,
+      preview,
+    },
+  };
+}
+
+/** A new delivery id. */
+export function deliveryId(): string {
+  return `dlv_${randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * The step writer that puts each lifecycle event into the notification outbox, in the transaction
+ * of the step that caused it: committed with it, rolled back with it. Pass it to `createEngine`'s
+ * `stepWriters`; a dispatcher delivers what it wrote.
+ */
+export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
+  const operations = new Map(options.operations.map((o) => [o.kind, o]));
+  const channels = [...new Set(options.channels)];
+  return async (tx, event, earlier) => {
+    if (channels.length === 0) return;
+    const lifecycle = lifecycleEventOf(event, earlier);
+    if (!lifecycle) return;
+    const record = await tx.getProposal(event.tenant, event.proposalId);
+    if (!record) return;
+    const payloadJson = canonicalize(
+      notificationPayload(event, lifecycle, record, operations.get(record.operation)),
+    );
+    const outbox = outboxOf(tx, '');
+    for (const channel of channels) {
+      // Email asks approvers to act: only a new pending proposal does.
+      if (channel === 'email' && lifecycle.type !== 'proposal.created') continue;
+      await outbox.insert({
+        tenant: event.tenant,
+        id: deliveryId(),
+        eventId: event.id,
+        channel,
+        type: lifecycle.type,
+        proposalId: event.proposalId,
+        payloadJson,
+        status: 'pending',
+        attempts: 0,
+        nextAt: event.at,
+        leaseUntil: null,
+        leaseOwner: null,
+        lastError: null,
+        lastAttemptAt: null,
+        deliveredAt: null,
+        retryFrom: event.at,
+        createdAt: event.at,
+      });
+    }
+  };
+}

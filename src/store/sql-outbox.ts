@@ -1,0 +1,213 @@
+import type { LocalTransaction } from '../operation/define-operation.js';
+import type { StoreTransaction } from './store.js';
+
+/** Where a notification can go. */
+export type NotificationChannel = 'webhook' | 'email';
+
+/**
+ * Where one delivery is: waiting (or being tried), delivered, skipped (nothing to send any more),
+ * or dead (given up after its retry budget).
+ */
+export type DeliveryStatus = 'pending' | 'delivered' | 'skipped' | 'dead';
+
+/**
+ * One delivery of one lifecycle event to one channel, written in the transaction of the step that
+ * caused the event. `eventId` is the same for every channel and every retry (the `webhook-id`).
+ */
+export interface OutboxRecord {
+  readonly tenant: string;
+  /** `dlv_…`, the delivery (one per event and channel). */
+  readonly id: string;
+  readonly eventId: string;
+  readonly channel: NotificationChannel;
+  /** `proposal.created`, `proposal.decided` or `proposal.outcome`. */
+  readonly type: string;
+  readonly proposalId: string;
+  /** Canonical JSON of the payload as written (without the approval URL, built at delivery). */
+  readonly payloadJson: string;
+  readonly status: DeliveryStatus;
+  /** Attempts finished so far (successful or not). */
+  readonly attempts: number;
+  /** Not tried before this time. */
+  readonly nextAt: number;
+  /** While a dispatcher holds it: until when (another may claim it after). */
+  readonly leaseUntil: number | null;
+  readonly leaseOwner: string | null;
+  readonly lastError: string | null;
+  readonly lastAttemptAt: number | null;
+  readonly deliveredAt: number | null;
+  /** The retry budget counts from here: the event's time, or the last manual redelivery. */
+  readonly retryFrom: number;
+  readonly createdAt: number;
+}
+
+const COLUMNS = [
+  ['tenant', 'tenant'],
+  ['id', 'id'],
+  ['eventId', 'event_id'],
+  ['channel', 'channel'],
+  ['type', 'type'],
+  ['proposalId', 'proposal_id'],
+  ['payloadJson', 'payload_json'],
+  ['status', 'status'],
+  ['attempts', 'attempts'],
+  ['nextAt', 'next_at'],
+  ['leaseUntil', 'lease_until'],
+  ['leaseOwner', 'lease_owner'],
+  ['lastError', 'last_error'],
+  ['lastAttemptAt', 'last_attempt_at'],
+  ['deliveredAt', 'delivered_at'],
+  ['retryFrom', 'retry_from'],
+  ['createdAt', 'created_at'],
+] as const;
+
+const NUMBERS = new Set([
+  'attempts',
+  'nextAt',
+  'leaseUntil',
+  'lastAttemptAt',
+  'deliveredAt',
+  'retryFrom',
+  'createdAt',
+]);
+
+function fromRow(row: Record<string, unknown>): OutboxRecord {
+  const out: Record<string, unknown> = {};
+  for (const [field, column] of COLUMNS) {
+    const value = row[column] ?? null;
+    // PostgreSQL returns BIGINT as text.
+    out[field] = value !== null && NUMBERS.has(field) ? Number(value) : value;
+  }
+  return out as unknown as OutboxRecord;
+}
+
+const INSERT = `INSERT INTO countersign_outbox (${COLUMNS.map(([, c]) => c).join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`;
+const DUE = "status = 'pending' AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)";
+
+/** How a tenant's deliveries are listed: newest first, optionally one status, paged by position. */
+export interface OutboxQuery {
+  readonly status?: DeliveryStatus;
+  readonly limit: number;
+  readonly before?: { readonly createdAt: number; readonly id: string };
+}
+
+/** What one finished attempt sets. */
+export interface AttemptResult {
+  readonly status: DeliveryStatus;
+  readonly nextAt: number;
+  readonly lastError: string | null;
+  readonly at: number;
+}
+
+/**
+ * The outbox statements, run through a store transaction's `local` SQL (`?` placeholders), so
+ * SQLite and PostgreSQL run the same text. Every statement names its tenant except the claim,
+ * which (like the expiry sweep) serves every tenant.
+ */
+export interface Outbox {
+  insert(record: OutboxRecord): Promise<void>;
+  get(tenant: string, id: string): Promise<OutboxRecord | undefined>;
+  list(tenant: string, query: OutboxQuery): Promise<OutboxRecord[]>;
+  /**
+   * Leases up to `limit` due deliveries to `owner` until `leaseUntil`, oldest due first. Each
+   * lease is a compare-and-set on the due condition, so two dispatchers never hold one delivery at
+   * once; one whose lease ended (its dispatcher was killed) is due again.
+   */
+  claim(claim: {
+    readonly now: number;
+    readonly leaseUntil: number;
+    readonly owner: string;
+    readonly limit: number;
+  }): Promise<OutboxRecord[]>;
+  /** Records an attempt's result; applies only while `owner` still holds the lease. */
+  finish(tenant: string, id: string, owner: string, result: AttemptResult): Promise<boolean>;
+  /** Queues a finished (delivered, skipped or dead) delivery again, due at `now` with a fresh retry budget (same event id). */
+  redeliver(tenant: string, id: string, now: number): Promise<boolean>;
+}
+
+/** The outbox of one store transaction. */
+export function outboxOf(tx: Pick<StoreTransaction, 'local'>, backend: string): Outbox {
+  const local: LocalTransaction = tx.local;
+  // PostgreSQL: concurrent claimers skip each other's candidate rows instead of waiting on them.
+  const lock = backend === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  return {
+    insert: async (record) => {
+      const r = record as unknown as Record<string, unknown>;
+      await local.run(
+        INSERT,
+        COLUMNS.map(([field]) => r[field] ?? null),
+      );
+    },
+    get: async (tenant, id) => {
+      const rows = await local.all('SELECT * FROM countersign_outbox WHERE tenant = ? AND id = ?', [
+        tenant,
+        id,
+      ]);
+      return rows[0] ? fromRow(rows[0]) : undefined;
+    },
+    list: async (tenant, query) => {
+      const where = ['tenant = ?'];
+      const params: unknown[] = [tenant];
+      if (query.status) {
+        where.push('status = ?');
+        params.push(query.status);
+      }
+      if (query.before) {
+        where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+        params.push(query.before.createdAt, query.before.createdAt, query.before.id);
+      }
+      params.push(query.limit);
+      const rows = await local.all(
+        `SELECT * FROM countersign_outbox WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
+        params,
+      );
+      return rows.map(fromRow);
+    },
+    claim: async ({ now, leaseUntil, owner, limit }) => {
+      const candidates = await local.all(
+        `SELECT tenant, id FROM countersign_outbox WHERE ${DUE} ORDER BY next_at, id LIMIT ?${lock}`,
+        [now, now, limit],
+      );
+      const claimed: OutboxRecord[] = [];
+      for (const c of candidates) {
+        const { changes } = await local.run(
+          `UPDATE countersign_outbox SET lease_until = ?, lease_owner = ? WHERE tenant = ? AND id = ? AND ${DUE}`,
+          [leaseUntil, owner, c['tenant'], c['id'], now, now],
+        );
+        if (changes !== 1) continue;
+        const rows = await local.all('SELECT * FROM countersign_outbox WHERE tenant = ? AND id = ?', [
+          c['tenant'],
+          c['id'],
+        ]);
+        if (rows[0]) claimed.push(fromRow(rows[0]));
+      }
+      return claimed;
+    },
+    finish: async (tenant, id, owner, result) => {
+      const { changes } = await local.run(
+        'UPDATE countersign_outbox SET status = ?, attempts = attempts + 1, next_at = ?, last_error = ?, ' +
+          'last_attempt_at = ?, delivered_at = ?, lease_until = NULL, lease_owner = NULL ' +
+          "WHERE tenant = ? AND id = ? AND lease_owner = ? AND status = 'pending'",
+        [
+          result.status,
+          result.nextAt,
+          result.lastError,
+          result.at,
+          result.status === 'delivered' ? result.at : null,
+          tenant,
+          id,
+          owner,
+        ],
+      );
+      return changes === 1;
+    },
+    redeliver: async (tenant, id, now) => {
+      const { changes } = await local.run(
+        "UPDATE countersign_outbox SET status = 'pending', next_at = ?, retry_from = ?, attempts = 0, " +
+          "lease_until = NULL, lease_owner = NULL, delivered_at = NULL WHERE tenant = ? AND id = ? AND status <> 'pending'",
+        [now, now, tenant, id],
+      );
+      return changes === 1;
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the receiver saw. */
+export interface Received {
+  readonly headers: Record<string, string>;
+  readonly body: string;
+  readonly at: number;
+  /** What it answered (`hold`: nothing, until the connection closed). */
+  readonly reply: Reply;
+}
+
+/** How the receiver answers one request: a status, or `hold` (never answers until closed). */
+export type Reply = number | 'hold';
+
+/** A real HTTP receiver on loopback whose answers the test scripts. */
+export interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  /** Answers for the next requests, in order; after them, `fallback`. */
+  script(replies: readonly Reply[], fallback?: Reply): void;
+  /** Resolves when `count` requests have arrived. */
+  waitFor(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a webhook receiver on 127.0.0.1. */
+export async function startReceiver(): Promise<Receiver> {
+  const received: Received[] = [];
+  let queue: Reply[] = [];
+  let fallback: Reply = 204;
+  const held: ServerResponse[] = [];
+  const waiters: { count: number; done: () => void }[] = [];
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+      const reply = queue.shift() ?? fallback;
+      received.push({ headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), reply });
+      if (reply === 'hold') held.push(res);
+      else res.writeHead(reply).end();
+      for (const w of waiters.filter((w) => received.length >= w.count)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.done();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    script: (replies, otherwise = 204) => {
+      queue = [...replies];
+      fallback = otherwise;
+    },
+    waitFor: (count, timeoutMs = 20_000) =>
+      new Promise<void>((resolve, reject) => {
+        if (received.length >= count) return resolve();
+        const timer = setTimeout(
+          () => reject(new Error(`receiver: ${received.length} of ${count} requests after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+        waiters.push({
+          count,
+          done: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
+      }),
+    close: async () => {
+      if (!server.listening) return;
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
