@@ -304,7 +304,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         t,
         record,
         approver,
-        'unsupported_scope_version',
+        'unknown_operation',
         `operation ${record.operation} is not registered`,
         input.seenDigest,
       );
