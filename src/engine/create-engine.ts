@@ -7,6 +7,7 @@ import type { Actor } from '../operation/actor.js';
 import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult, revoke } from './grants.js';
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
+import { type DecisionAction, type DecisionRight, decisionRight } from './decision-right.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
 import type { LifecycleObserver } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
@@ -136,6 +137,13 @@ export interface Engine {
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /** Safe text about a run's proposals for the next model turn. */
   handback(input: { tenant: string; runId: string; limit?: number }): Promise<HandbackItem[]>;
+  /**
+   * Whether `actor` may take `action` (default `approve`) on `proposal`, judged the way the engine
+   * judges the decision itself: tenant, approver role, the operation's `authorize`, the frozen
+   * policy's roles, separation of duties, an earlier approval toward a quorum. A console shows a
+   * decision's button exactly when this is `allowed`, and shows the reason when it is not.
+   */
+  mayDecide(actor: Actor, proposal: Proposal, action?: DecisionAction): DecisionRight;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -211,6 +219,21 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
       proposalAuditPage(ctx, tenant, id, input),
     timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
     handback: (input: { tenant: string; runId: string; limit?: number }) => handback(ctx, input),
+    mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>
+      decisionRight(
+        ctx,
+        actor,
+        {
+          tenant: proposal.tenant,
+          operation: proposal.operation,
+          scope: proposal.scope,
+          requestedBy: proposal.requestedBy,
+          editedBy: proposal.editedBy,
+          policy: proposal.approvals,
+          approvedBy: proposal.approvals.given.map((g) => g.by),
+        },
+        action,
+      ),
     close: () => options.store.close(),
   });
 }

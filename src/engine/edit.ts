@@ -1,7 +1,7 @@
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { mayDecide } from './approve.js';
+import { mayDecide } from './decision-right.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';

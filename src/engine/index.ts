@@ -7,6 +7,11 @@ export {
   type EngineOptions,
 } from './create-engine.js';
 export type { DeclineInput, DeclineResult } from './decline.js';
+export type {
+  DecisionAction,
+  DecisionRefusalReason,
+  DecisionRight,
+} from './decision-right.js';
 export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
 export { FencedAttemptError, OperationContractError } from './errors.js';

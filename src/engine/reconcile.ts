@@ -5,7 +5,7 @@ import type { Actor } from '../operation/actor.js';
 import type { Reconciliation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { mayDecide } from './approve.js';
+import { mayDecide } from './decision-right.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';

@@ -146,7 +146,6 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           }
         : {}),
       ...(auth.publicUrl ? { publicUrl: auth.publicUrl } : {}),
-      ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
       ...(oidc ? { oidc } : {}),
       ...(auth.password === false ? { passwordSignIn: false } : {}),
