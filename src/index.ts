@@ -2,36 +2,224 @@
  * countersign: the agent proposes, the application turns the proposal into a contract, a human
  * approves the contract, the application executes it — exactly once, exactly as approved.
  *
+ * Every name is listed on purpose (scripts/public-api.json holds the list `npm run check:exports`
+ * compares against). Stores implement `countersign/store`; backends, the server, the testing kit,
+ * observability and the adapters have their own entry points.
+ *
  * @packageDocumentation
  */
 
-// Canonical JSON, digests, seals and freezing.
-export * from './canonical/index.js';
-// Operations: definition, scope, authorization of a requested action.
-export * from './operation/index.js';
-// The lifecycle engine.
-export * from './engine/index.js';
-// Bounded approvals.
-export * from './grants/index.js';
-// The audit trail.
-export * from './audit/index.js';
-// The store interface (backends live at `countersign/sqlite`, …).
-export type {
-  ProposalCountQuery,
-  ProposalCounts,
-  AuditQuery,
-  ProposalQuery,
-  Store,
-  StoreCapabilities,
-  StoreTransaction,
-} from './store/store.js';
+// Canonical JSON, digests, seals, freezing and scope diffs.
 export {
-  type AttemptRecord,
-  type AttemptStatus,
-  type GrantRecord,
-  FINAL_STATUSES,
-  PROPOSAL_STATUSES,
-  PROPOSAL_FORMAT_VERSION,
-  type ProposalRecord,
-  type ProposalStatus,
-} from './store/records.js';
+  type CanonicalizeOptions,
+  canonicalize,
+  DEFAULT_MAX_DEPTH,
+  DEFAULT_MAX_LENGTH,
+  type DeepReadonly,
+  type Digest,
+  diffScopes,
+  digest,
+  digestCanonical,
+  displayHash,
+  type FieldRule,
+  type FieldRules,
+  type Frozen,
+  formatScopeChange,
+  freeze,
+  freezeWithDigest,
+  hidden,
+  INVALID_HASH_PREFIX,
+  isSha256Hex,
+  type JsonObject,
+  type JsonValue,
+  last4,
+  MAX_DEPTH_LIMIT,
+  MIN_SEAL_KEY_BYTES,
+  type ParseJsonOptions,
+  parseJson,
+  type ReadonlyJsonObject,
+  type ReadonlyJsonValue,
+  type Redactor,
+  type ScopeChange,
+  SHORT_HASH_LENGTH,
+  seal,
+  shortHash,
+  verifySeal,
+} from './canonical/index.js';
+
+// Operations: definition, scope, authorization of a requested action, reason codes.
+export {
+  type Actor,
+  type AnyOperation,
+  type ApprovalPolicy,
+  type ApprovedScope,
+  authorizeExecution,
+  type BuiltScope,
+  buildScope,
+  type CommandMeta,
+  currencyCode,
+  type DefiniteFailure,
+  type DenialReason,
+  defineOperation,
+  type Effect,
+  type ExecuteContext,
+  type ExecutionDecision,
+  type ExecutionDenialReason,
+  escapeHidden,
+  type FrozenApprovalPolicy,
+  findTextHazards,
+  formatIssues,
+  formatMoney,
+  HIDDEN_KIND_LABEL,
+  type HiddenKind,
+  hasHidden,
+  hiddenKind,
+  type InputIssue,
+  type InvalidScope,
+  isReason,
+  type LocalTransaction,
+  type Money,
+  minorUnits,
+  money,
+  normalizeSets,
+  type Operation,
+  type OperationDefinition,
+  type Outcome,
+  type OutcomeKind,
+  type PrepareContext,
+  type Prepared,
+  type ProposalFacts,
+  parseDuration,
+  REASON_DESCRIPTIONS,
+  REASONS,
+  type Reason,
+  type ReconcileAttempt,
+  type Reconciliation,
+  type Rejection,
+  type RevalidateContext,
+  type Revalidation,
+  type SuspiciousWord,
+  splitHidden,
+  suspiciousWords,
+  type TextHazard,
+  type TextPiece,
+  toInputIssues,
+  withoutHidden,
+} from './operation/index.js';
+
+// The lifecycle engine.
+export {
+  AUDIT_PAGE_MAX,
+  type ApproveAndExecuteResult,
+  type ApproveInput,
+  type ApproveResult,
+  type AuditLine,
+  type AuditPage,
+  type AuditPageInput,
+  type Clock,
+  createEngine,
+  DEFAULT_PROPOSAL_LIMITS,
+  type DecisionAction,
+  type DecisionRefusalReason,
+  type DecisionRight,
+  type DeclineInput,
+  type DeclineResult,
+  type EditInput,
+  type EditResult,
+  type Engine,
+  type EngineOptions,
+  type ExecutionContract,
+  type ExpireVersionInput,
+  formatHandback,
+  type GrantDecision,
+  type GrantInput,
+  type GrantResult,
+  type HandbackItem,
+  type InvalidRequest,
+  isAuditCursor,
+  type LifecycleObserver,
+  type ListInput,
+  type Logger,
+  type Proposal,
+  type ProposalApprovals,
+  type ProposalLimit,
+  type ProposalLimits,
+  type ProposalLimitsOption,
+  type ProposalPage,
+  type ProposalTimeline,
+  type ProposeInput,
+  type ProposeResult,
+  proposalHandback,
+  type QuotaSubject,
+  REPEATABLE_STEPS,
+  type RateLimited,
+  type RateLimitKind,
+  type ReconcileInput,
+  type ReconcileResult,
+  type RecoverOptions,
+  type RecoverySummary,
+  type RepeatedEvents,
+  type RevokeResult,
+  type StepFacts,
+  type TimelineEntry,
+} from './engine/index.js';
+
+// Bounded approvals.
+export {
+  type Constraint,
+  type Constraints,
+  constraintSchema,
+  evaluateGrant,
+  type Grant,
+  type GrantFit,
+  grantIssues,
+  toGrant,
+  violation,
+  withinResource,
+} from './grants/index.js';
+
+// The audit trail: verification and the incident handoff.
+export {
+  AUDIT_STEPS,
+  type AuditDigests,
+  type AuditEvent,
+  type AuditEventDraft,
+  type AuditProblem,
+  type AuditStep,
+  type AuditVerification,
+  type ChainHead,
+  type DigestPair,
+  type ExportIncidentOptions,
+  type ExportIncidentResult,
+  type ExternalEffect,
+  exportIncident,
+  type IncidentBundle,
+  type IncidentEvent,
+  type RequestedScope,
+  verifyAudit,
+  verifyEvents,
+} from './audit/index.js';
+
+// What `createEngine` is given and what proposals report; a store's full contract is `countersign/store`.
+export type { Store } from './store/store.js';
+export { FINAL_STATUSES, PROPOSAL_STATUSES, type ProposalStatus } from './store/records.js';
+
+// Every error class, from one place.
+export {
+  CanonicalizationError,
+  type CanonicalizationErrorCode,
+  ConfigurationError,
+  CountersignError,
+  FencedAttemptError,
+  HttpProblem,
+  JsonParseError,
+  type JsonParseReason,
+  ListenError,
+  OperationContractError,
+  OperationDefinitionError,
+  StoreClosedError,
+  StoredFormatError,
+  StoreUnavailableError,
+  TestingKitError,
+  UnstorableValueError,
+} from './errors.js';

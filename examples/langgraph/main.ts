@@ -14,7 +14,8 @@ import { HumanMessage, isAIMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { handbackMessages, proposalMade, proposalTools } from '../../src/adapters/langgraph/index.js';
-import { createEngine, newId } from '../../src/index.js';
+import { randomUUID } from 'node:crypto';
+import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { demoOperations, demoWorld } from '../index.js';
 import { type ScriptView, ScriptedChatModel } from './scripted-chat-model.js';
@@ -72,7 +73,7 @@ const graph = new StateGraph(MessagesAnnotation)
   .compile();
 
 // Turn 1: the graph proposes and ends. No interrupt, no thread to resume.
-const runId = newId('run');
+const runId = `run_${randomUUID()}`;
 const first = await graph.invoke(
   { messages: [new HumanMessage('Please pay invoice inv-104.')] },
   { configurable: { run_id: runId } },
@@ -96,7 +97,7 @@ console.log(
 const context = await handbackMessages(engine, { tenant: 'acme', runId });
 const second = await graph.invoke(
   { messages: [...context, new HumanMessage('Did the payment go through?')] },
-  { configurable: { run_id: newId('run') } },
+  { configurable: { run_id: `run_${randomUUID()}` } },
 );
 console.log(`turn 2: ${String(second.messages.at(-1)?.content)}`);
 console.log(`payments made by the provider: ${world.provider.calls}`);

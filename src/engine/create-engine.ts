@@ -14,7 +14,7 @@ import { type Clock, type EngineContext, type Logger, silentLogger } from './eng
 import { execute } from './execute.js';
 import { expireDue } from './expire.js';
 import { type ExpireVersionInput, expireVersion } from './expire-version.js';
-import type { FaultHook } from './faults.js';
+import { faultsOf } from './faults.js';
 import { type HandbackItem, handback } from './handback.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
@@ -61,10 +61,8 @@ export interface EngineOptions {
   readonly allowEditorApproval?: boolean;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
-  /** Called after each committed lifecycle step: see `countersign/server`'s Prometheus metrics. */
+  /** Called after each committed lifecycle step (Prometheus metrics: `createLifecycleMetrics` in `countersign/observability`). */
   readonly observers?: readonly LifecycleObserver[];
-  /** Test-only: called at named points of execution (fault injection). */
-  readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
   readonly migrate?: boolean;
   /**
@@ -73,7 +71,7 @@ export interface EngineOptions {
    * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
    */
   readonly limits?: ProposalLimitsOption;
-  /** Called for each proposal a quota refused (metrics: see `countersign/server`'s Prometheus metrics). Must not throw. */
+  /** Called for each proposal a quota refused (metrics: `createLifecycleMetrics` in `countersign/observability`). Must not throw. */
   readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }
 
@@ -185,7 +183,7 @@ export async function createEngine(options: EngineOptions): Promise<Engine> {
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
   });
   if (options.migrate !== false) await options.store.migrate();
-  const executeOptions = { faults: options.faults };
+  const executeOptions = { faults: faultsOf(options) };
   return Object.freeze({
     operations,
     approverRoles: ctx.approverRoles,

@@ -16,11 +16,9 @@ export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
 export { FencedAttemptError, OperationContractError } from './errors.js';
 export type { ExpireVersionInput } from './expire-version.js';
-export type { FaultHook, FaultPoint } from './faults.js';
 export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './grants.js';
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackItem, proposalHandback } from './handback.js';
-export { newId } from './ids.js';
 export type { Proposal, ProposalApprovals } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
 export {
