@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateText, type LanguageModel, stepCountIs } from 'ai';
 import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/ai-sdk/index.js';
-import { createEngine, newId } from '../../src/index.js';
+import { randomUUID } from 'node:crypto';
+import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { demoOperations, demoWorld } from '../index.js';
 import { type ScriptView, scriptedLanguageModel } from './scripted-language-model.js';
@@ -48,7 +49,7 @@ const system =
   'You help the payables team of Acme. To pay an invoice, propose it with the tool; a human approves it and the application executes it.';
 
 // Turn 1: tools bound to this run; the loop stops once a proposal exists.
-const runId = newId('run');
+const runId = `run_${randomUUID()}`;
 const binding = { tenant: 'acme', resource: 'invoice:*', agent: 'agent:acme-assistant' };
 const first = await generateText({
   model,
@@ -75,7 +76,7 @@ console.log(
 const second = await generateText({
   model,
   system,
-  tools: proposalTools(engine, { ...binding, runId: newId('run') }),
+  tools: proposalTools(engine, { ...binding, runId: `run_${randomUUID()}` }),
   allowSystemInMessages: true,
   messages: [
     ...(await handbackMessages(engine, { tenant: 'acme', runId })),

@@ -13,13 +13,14 @@ import type { BaseChatModel } from '@langchain/core/language_models/chat_models'
 import { HumanMessage, isAIMessage } from '@langchain/core/messages';
 import { END, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { ToolNode } from '@langchain/langgraph/prebuilt';
+import { randomUUID } from 'node:crypto';
 import {
   BindingError,
   handbackMessages,
   proposalMade,
   proposalTools,
 } from '../../src/adapters/langgraph/index.js';
-import { createEngine, newId } from '../../src/index.js';
+import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { demoOperations, demoWorld } from '../index.js';
 import { type ScriptView, ScriptedChatModel } from './scripted-chat-model.js';
@@ -90,7 +91,7 @@ const forgot = await graph.invoke({ messages: [new HumanMessage('Please pay invo
 console.log(`turn 0 (no run_id): rejected with ${forgot}`);
 
 // Turn 1: the graph proposes and ends after one model call. No interrupt, no thread to resume.
-const runId = newId('run');
+const runId = `run_${randomUUID()}`;
 const first = await graph.invoke(
   { messages: [new HumanMessage('Please pay invoice inv-104.')] },
   { configurable: { run_id: runId } },
@@ -117,7 +118,7 @@ console.log(
 const context = await handbackMessages(engine, { tenant: 'acme', runId });
 const second = await graph.invoke(
   { messages: [...context, new HumanMessage('Did the payment go through?')] },
-  { configurable: { run_id: newId('run') } },
+  { configurable: { run_id: `run_${randomUUID()}` } },
 );
 console.log(`turn 2: ${String(second.messages.at(-1)?.content)}`);
 console.log(`payments made by the provider: ${world.provider.calls}`);

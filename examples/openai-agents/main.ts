@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, Runner, setTracingDisabled, user } from '@openai/agents';
 import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapters/openai-agents/index.js';
-import { createEngine, newId } from '../../src/index.js';
+import { randomUUID } from 'node:crypto';
+import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { demoOperations, demoWorld } from '../index.js';
 import { type ScriptView, ScriptedModel, ScriptedModelProvider } from './scripted-model.js';
@@ -57,7 +58,7 @@ const agent = new Agent<{ runId: string }>({
 });
 
 // Turn 1: the agent proposes. The run ends normally; the proposal is the only state to keep.
-const runId = newId('run');
+const runId = `run_${randomUUID()}`;
 const first = await runner.run(agent, 'Please pay invoice inv-104.', { context: { runId } });
 console.log(`turn 1 (${runId}): ${first.finalOutput}`);
 
@@ -77,7 +78,7 @@ console.log(
 // Turn 2: a new run; the application hands back what happened.
 const context = await handbackMessages(engine, { tenant: 'acme', runId });
 const second = await runner.run(agent, [...context, user('Did the payment go through?')], {
-  context: { runId: newId('run') },
+  context: { runId: `run_${randomUUID()}` },
 });
 console.log(`turn 2: ${second.finalOutput}`);
 console.log(`payments made by the provider: ${world.provider.calls}`);

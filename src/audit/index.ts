@@ -1,4 +1,3 @@
-export { chainEvent, GENESIS, leafHash, linkHash } from './chain.js';
 export {
   AUDIT_STEPS,
   type AuditDigests,

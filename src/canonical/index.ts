@@ -38,5 +38,14 @@ export {
   type ParseJsonOptions,
   parseJson,
 } from './parse-json.js';
-export * from './scope-diff.js';
+export {
+  diffScopes,
+  type FieldRule,
+  type FieldRules,
+  formatScopeChange,
+  hidden,
+  last4,
+  type Redactor,
+  type ScopeChange,
+} from './scope-diff.js';
 export { MIN_SEAL_KEY_BYTES, seal, verifySeal } from './seal.js';

@@ -11,6 +11,7 @@ import { buildScope } from '../operation/scope.js';
 import { decodeProposalRecord } from '../store/proposal-format.js';
 import type { ApprovalRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
+import { approvalRight } from './decision-right.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
 import { policyOf, recomputeContractDigest } from './proposal.js';
@@ -72,40 +73,6 @@ const STALE_VIEW = 'the page showed another version of this proposal; reload it'
 
 /** Statuses whose outcome is stored: a replayed approval returns it. */
 const COMPLETED = new Set(['succeeded', 'needs_reconciliation', 'revision_required', 'terminal_failure']);
-
-/**
- * Four eyes: the principal who proposed a proposal never approves it, nor does the operator whose
- * edit produced it unless the operation or the engine allows that (each such approval is audited).
- */
-export function separationOfDuties(
-  ctx: EngineContext,
-  actor: Actor,
-  record: ProposalRecord,
-  operation: AnyOperation | undefined,
-):
-  | { readonly kind: 'refused'; readonly message: string }
-  | { readonly kind: 'ok'; readonly editor: boolean } {
-  if (actor.id === record.requestedBy) {
-    return { kind: 'refused', message: 'the proposing principal cannot approve its own proposal' };
-  }
-  if (record.editedBy !== null && actor.id === record.editedBy) {
-    if (ctx.allowEditorApproval || operation?.allowEditorApproval) return { kind: 'ok', editor: true };
-    return {
-      kind: 'refused',
-      message: 'the operator who edited this proposal cannot approve it; another approver must',
-    };
-  }
-  return { kind: 'ok', editor: false };
-}
-
-/** True when the actor is an operator of the tenant with a role that may decide. */
-export function mayDecide(ctx: EngineContext, actor: Actor, tenant: string): boolean {
-  return (
-    actor.tenant === tenant &&
-    actor.kind === 'operator' &&
-    actor.roles.some((r) => ctx.approverRoles.includes(r))
-  );
-}
 
 /** The checks every approval path shares, after tenant, authorization and status: expiry aside. */
 export function integrityFailure(
@@ -218,42 +185,17 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
       return { kind: 'not_approvable', reason: 'not_found', message: 'no such proposal' };
     }
     const operation = ctx.operations.get(record.operation);
-    const scope = parseStoredJson(record.scopeJson);
-    if (!mayDecide(ctx, approver, record.tenant) || (operation && !operation.authorize(approver, scope))) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'forbidden',
-        'not allowed to approve this operation',
-        input.seenDigest,
-      );
-    }
     const policy = policyOf(record);
-    if (policy.roles.length > 0 && !approver.roles.some((r) => policy.roles.includes(r))) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'forbidden',
-        `approving this proposal needs one of the roles ${policy.roles.join(', ')}`,
-        input.seenDigest,
-      );
-    }
-    const duties = separationOfDuties(ctx, approver, record, operation);
-    if (duties.kind === 'refused') {
-      return refuse(t, record, approver, 'separation_of_duties', duties.message, input.seenDigest);
-    }
-    // The proposer and the editor never count toward a quorum, whatever allows the editor alone.
-    if (duties.editor && policy.required > 1) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'separation_of_duties',
-        'the operator who edited this proposal never counts toward its approvals; other approvers must',
-        input.seenDigest,
-      );
+    const right = approvalRight(ctx, approver, {
+      tenant: record.tenant,
+      operation: record.operation,
+      scope: parseStoredJson(record.scopeJson),
+      requestedBy: record.requestedBy,
+      editedBy: record.editedBy,
+      policy,
+    });
+    if (right.kind === 'refused') {
+      return refuse(t, record, approver, right.reason, right.message, input.seenDigest);
     }
     // A replay must name the contract that ran: another digest is a stale page, not a replay.
     if (
@@ -308,7 +250,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
         t,
         record,
         approver,
-        'unsupported_scope_version',
+        'unknown_operation',
         `operation ${record.operation} is not registered`,
         input.seenDigest,
       );
@@ -316,7 +258,7 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
     const failure = integrityFailure(ctx, record, operation);
     if (failure) return refuse(t, record, approver, failure.reason, failure.message, input.seenDigest);
     if (policy.required > 1) return countApproval(ctx, t, record, approver, policy.required);
-    return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest, duties.editor);
+    return claim(ctx, t, record, approver.id, 'exact', null, input.seenDigest, right.editor);
   });
 }
 

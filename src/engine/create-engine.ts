@@ -7,13 +7,14 @@ import type { Actor } from '../operation/actor.js';
 import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult, revoke } from './grants.js';
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
+import { type DecisionAction, type DecisionRight, decisionRight } from './decision-right.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
 import { execute } from './execute.js';
 import { expireDue } from './expire.js';
 import { type ExpireVersionInput, expireVersion } from './expire-version.js';
-import type { FaultHook } from './faults.js';
+import { faultsOf } from './faults.js';
 import type { LocaleOptions } from '../i18n/localizer.js';
 import { type HandbackInput, type HandbackItem, handback } from './handback.js';
 import type {
@@ -25,6 +26,7 @@ import type {
   OutcomeOf,
   ProposalOf,
 } from './operation-types.js';
+import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
 import {
   type ProposalLimits,
@@ -74,15 +76,13 @@ export interface EngineOptions<Ops extends Operations = Operations> {
   readonly allowEditorApproval?: boolean;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
-  /** Called after each committed lifecycle step: see `countersign/server`'s Prometheus metrics. */
+  /** Called after each committed lifecycle step (Prometheus metrics: `createLifecycleMetrics` in `countersign/observability`). */
   readonly observers?: readonly LifecycleObserver[];
   /**
    * Called inside each lifecycle step's transaction after its audit event: rows that must commit
    * with the step. `notificationOutbox(…)` from `countersign/server` writes the notification outbox.
    */
   readonly stepWriters?: readonly StepWriter[];
-  /** Test-only: called at named points of execution (fault injection). */
-  readonly faults?: FaultHook;
   /** Run the store's migrations on creation (default true). */
   readonly migrate?: boolean;
   /**
@@ -91,7 +91,7 @@ export interface EngineOptions<Ops extends Operations = Operations> {
    * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
    */
   readonly limits?: ProposalLimitsOption;
-  /** Called for each proposal a quota refused (metrics: see `countersign/server`'s Prometheus metrics). Must not throw. */
+  /** Called for each proposal a quota refused (metrics: `createLifecycleMetrics` in `countersign/observability`). Must not throw. */
   readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }
 
@@ -213,6 +213,13 @@ export interface TypedEngine<Ops extends Operations> {
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /** Safe text about a run's proposals for the next model turn; English unless `options.locale` says otherwise. */
   handback(input: HandbackInput, options?: LocaleOptions): Promise<HandbackItem<OperationKind<Ops>>[]>;
+  /**
+   * Whether `actor` may take `action` (default `approve`) on `proposal`, judged the way the engine
+   * judges the decision itself: tenant, approver role, the operation's `authorize`, the frozen
+   * policy's roles, separation of duties, an earlier approval toward a quorum. A console shows a
+   * decision's button exactly when this is `allowed`, and shows the reason when it is not.
+   */
+  mayDecide(actor: Actor, proposal: Proposal, action?: DecisionAction): DecisionRight;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -263,7 +270,7 @@ export async function createEngine<Ops extends Operations>(
     ...(options.onRateLimited ? { onRateLimited: options.onRateLimited } : {}),
   });
   if (options.migrate !== false) await options.store.migrate();
-  const executeOptions = { faults: options.faults };
+  const executeOptions = { faults: faultsOf(options) };
   const engine = Object.freeze({
     operations,
     readTools,
@@ -299,6 +306,21 @@ export async function createEngine<Ops extends Operations>(
       proposalAuditPage(ctx, tenant, id, input),
     timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
     handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
+    mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>
+      decisionRight(
+        ctx,
+        actor,
+        {
+          tenant: proposal.tenant,
+          operation: proposal.operation,
+          scope: proposal.scope,
+          requestedBy: proposal.requestedBy,
+          editedBy: proposal.editedBy,
+          policy: proposal.approvals,
+          approvedBy: proposal.approvals.given.map((g) => g.by),
+        },
+        action,
+      ),
     close: () => options.store.close(),
   });
   // The one place the types meet the values: every call still parses through the operation's own

@@ -1,6 +1,6 @@
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { mayDecide } from './approve.js';
+import { mayDecide } from './decision-right.js';
 import { policyOf } from './proposal.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';

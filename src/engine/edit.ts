@@ -1,7 +1,7 @@
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { mayDecide } from './approve.js';
+import { mayDecide } from './decision-right.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
@@ -34,8 +34,15 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
       : undefined;
   if (!record) return { kind: 'not_editable', reason: 'not_found', message: 'no such proposal' };
   const operation = ctx.operations.get(record.operation);
-  if (!mayDecide(ctx, input.editor, record.tenant) || !operation) {
+  if (!mayDecide(ctx, input.editor, record.tenant)) {
     return { kind: 'not_editable', reason: 'forbidden', message: 'not allowed to edit this proposal' };
+  }
+  if (!operation) {
+    return {
+      kind: 'not_editable',
+      reason: 'unknown_operation',
+      message: `operation ${record.operation} is not registered`,
+    };
   }
   const unknown = Object.keys(input.changes).filter((k) => !operation.editable.includes(k));
   if (unknown.length > 0) {

@@ -391,14 +391,7 @@ async function callProvider(
         { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
         'provider response lost',
       );
-      return finish(
-        ctx,
-        record,
-        contract,
-        { kind: 'needs_reconciliation', statusPath: statusPath(record) },
-        undefined,
-        fault,
-      );
+      return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, undefined, fault);
     }
     return finish(
       ctx,
@@ -433,11 +426,6 @@ async function callProvider(
   }
   await fault('before_outcome_commit');
   return finish(ctx, record, contract, { kind: 'succeeded', result: jsonOrNull(result) }, undefined, fault);
-}
-
-/** Where an operator or agent checks on a proposal whose outcome is being reconciled. */
-export function statusPath(record: { readonly id: string }): string {
-  return `/api/v1/proposals/${record.id}`;
 }
 
 function jsonOrNull(value: unknown): unknown {
@@ -555,7 +543,7 @@ function outcomeDetail(outcome: Outcome): Record<string, unknown> {
     case 'succeeded':
       return { outcome: 'succeeded' };
     case 'needs_reconciliation':
-      return { outcome: 'needs_reconciliation', statusPath: outcome.statusPath };
+      return { outcome: 'needs_reconciliation' };
     case 'revision_required':
       return { outcome: 'revision_required', message: outcome.reason };
     case 'terminal_failure':

@@ -10,15 +10,18 @@ export {
   type UntypedEngine,
 } from './create-engine.js';
 export type { DeclineInput, DeclineResult } from './decline.js';
+export type {
+  DecisionAction,
+  DecisionRefusalReason,
+  DecisionRight,
+} from './decision-right.js';
 export type { EditInput, EditResult } from './edit.js';
 export type { Clock, Logger } from './engine-context.js';
 export { FencedAttemptError, OperationContractError } from './errors.js';
 export type { ExpireVersionInput } from './expire-version.js';
-export type { FaultHook, FaultPoint } from './faults.js';
 export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './grants.js';
 export type { InvalidRequest } from './freeze-proposal.js';
 export { formatHandback, type HandbackInput, type HandbackItem, proposalHandback } from './handback.js';
-export { newId } from './ids.js';
 export type {
   ArgumentsOf,
   ContractOf,

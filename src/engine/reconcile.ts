@@ -5,7 +5,7 @@ import type { Actor } from '../operation/actor.js';
 import type { Reconciliation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { mayDecide } from './approve.js';
+import { mayDecide } from './decision-right.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
@@ -50,11 +50,25 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
   const operation = ctx.operations.get(record.operation);
   const attempts = await ctx.store.read((tx) => tx.listAttempts(record.tenant, record.id));
   const attempt = attempts.find((a) => a.number === record.currentAttempt);
-  if (!operation?.reconcile || !operation.arguments || !attempt) {
+  if (!operation) {
     return {
       kind: 'not_reconcilable',
-      reason: 'unsupported_scope_version',
-      message: `${record.operation} cannot be reconciled by this server`,
+      reason: 'unknown_operation',
+      message: `operation ${record.operation} is not registered`,
+    };
+  }
+  if (!operation.reconcile || !operation.arguments) {
+    return {
+      kind: 'not_reconcilable',
+      reason: 'reconcile_unsupported',
+      message: `${record.operation} defines no reconcile step`,
+    };
+  }
+  if (!attempt) {
+    return {
+      kind: 'not_reconcilable',
+      reason: 'corrupt_approval_record',
+      message: `attempt ${record.currentAttempt} of the proposal is not stored`,
     };
   }
   const answer: Reconciliation<unknown> = await operation.reconcile({

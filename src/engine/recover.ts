@@ -2,7 +2,7 @@ import type { AttemptRecord, ProposalRecord } from '../store/records.js';
 import { contractOf, type ExecutionContract } from './approve.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
-import { execute, type ExecuteOptions, statusPath } from './execute.js';
+import { execute, type ExecuteOptions } from './execute.js';
 import { idempotencyKeyOf, newId } from './ids.js';
 import { canonicalize } from '../canonical/canonicalize.js';
 import type { Outcome } from '../operation/outcome.js';
@@ -124,7 +124,7 @@ function takeOverInTransaction(
     };
 
     if (mayHaveSent) {
-      const outcome: Outcome = { kind: 'needs_reconciliation', statusPath: statusPath(record) };
+      const outcome: Outcome = { kind: 'needs_reconciliation' };
       if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
       await t.record({
         ...base,

@@ -42,7 +42,7 @@ export type { HandbackFunction, HandbackText } from './localized-handback.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';
 export type { Outcome, OutcomeKind } from './outcome.js';
-export { type DenialReason, isReason, REASONS, type Reason } from './reasons.js';
+export { type DenialReason, isReason, REASON_DESCRIPTIONS, REASONS, type Reason } from './reasons.js';
 export { type BuiltScope, buildScope, type InvalidScope, normalizeSets } from './scope.js';
 export {
   escapeHidden,

@@ -6,7 +6,11 @@ import type { DenialReason } from './reasons.js';
  */
 export type Outcome<Result = unknown> =
   | { readonly kind: 'succeeded'; readonly result: Result }
-  | { readonly kind: 'needs_reconciliation'; readonly statusPath: string }
+  /**
+   * The provider did not confirm the call. Server-independent, like every stored outcome: where a
+   * client checks on it (the API's status path) is added by the projection that shows it.
+   */
+  | { readonly kind: 'needs_reconciliation' }
   | { readonly kind: 'revision_required'; readonly reason: string }
   | {
       readonly kind: 'terminal_failure';

@@ -1,6 +1,6 @@
 /**
  * Reason codes: stable strings, part of the public contract. Every refusal names exactly one.
- * @see DESIGN.md "Reason codes"
+ * @see docs/design.md "Reason codes"
  */
 export const REASONS = [
   'approved',
@@ -17,6 +17,8 @@ export const REASONS = [
   'invalid_requested_scope',
   'corrupt_approval_record',
   'unsupported_scope_version',
+  'unknown_operation',
+  'reconcile_unsupported',
   'run_id_missing',
   'run_mismatch',
   'revision_required',
@@ -33,6 +35,41 @@ export const REASONS = [
 
 /** One of the stable reason codes in {@link REASONS}. */
 export type Reason = (typeof REASONS)[number];
+
+/**
+ * What each reason code means — one thing each. The README, docs/design.md and the OpenAPI document
+ * list the same codes; a code is never reused for a second meaning.
+ */
+export const REASON_DESCRIPTIONS: Readonly<Record<Reason, string>> = {
+  approved: 'an operator approved exactly this contract',
+  approved_by_grant: 'a live grant covered the proposal and approved it without a human',
+  not_found: 'no such proposal, grant or attempt in this tenant',
+  forbidden: 'the actor may not take this action (role, tenant or policy)',
+  expired: 'the proposal or approval window has passed',
+  declined: 'an operator declined the proposal',
+  superseded: 'an edit replaced the proposal with a new revision',
+  stale_view: 'the approver saw a different contract than the one stored now',
+  replayed: 'the proposal has already been decided or executed; the stored outcome stands',
+  scope_mismatch: 'the requested execution differs from the approved scope',
+  invalid_request: 'the proposal request does not parse through the operation',
+  invalid_requested_scope: 'the scope requested at execution is not a valid scope of the operation',
+  corrupt_approval_record: 'the stored proposal or approval does not match its digest, seal or schema',
+  unsupported_scope_version: 'the operation no longer supports the scope version the proposal was made with',
+  unknown_operation: 'the proposal names an operation this engine has not registered',
+  reconcile_unsupported: 'the operation defines no reconcile step, so this engine cannot close the attempt',
+  run_id_missing: 'the proposal names no agent run',
+  run_mismatch: 'the approval link or call belongs to another agent run',
+  revision_required: 'revalidation found the world changed; a new proposal is needed',
+  grant_exhausted: 'the grant has no uses or amount left',
+  grant_revoked: 'the grant was revoked',
+  outside_grant: 'the proposal falls outside every live grant',
+  invalid_digest: 'the digest sent with the decision is not a well-formed digest',
+  resource_mismatch: 'the decision names another resource than the proposal',
+  section_mismatch: 'the decision names another section than the proposal',
+  separation_of_duties: 'the proposer or editor of a proposal may not approve it',
+  rate_limited: 'a proposal quota is used up; retry after the stated time',
+  already_approved: 'this operator already approved this proposal; another approver is needed',
+};
 
 /** A reason that refuses: every reason except the two approvals. */
 export type DenialReason = Exclude<Reason, 'approved' | 'approved_by_grant'>;

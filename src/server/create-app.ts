@@ -35,8 +35,6 @@ export interface CountersignAppOptions {
    * never the request's `Host` header; the Origin check and cookies use the request's own URL.
    */
   readonly publicUrl?: string;
-  /** Roles that may decide; keep equal to the engine's `approverRoles`. Default `['approver', 'admin']`. */
-  readonly approverRoles?: readonly string[];
   /** Defaults to the system clock. */
   readonly clock?: Clock;
   /** The absolute session lifetime in ms, for the cookie's Max-Age (default 12 hours). */
@@ -71,8 +69,8 @@ export interface CountersignAppOptions {
 export function createCountersignApp(options: CountersignAppOptions): Hono<AppEnv> {
   const logger = options.logger ?? silentLogger;
   const publicUrl = options.publicUrl ? new URL(options.publicUrl) : undefined;
-  const approverRoles = options.approverRoles ?? options.engine.approverRoles;
-  const oidc = options.oidc ? new OidcRelyingParty(options.oidc, approverRoles) : undefined;
+  // Who may decide is the engine's setting alone (`approverRoles`); the console asks the engine.
+  const oidc = options.oidc ? new OidcRelyingParty(options.oidc, options.engine.approverRoles) : undefined;
   if (options.passwordSignIn === false && !oidc)
     throw new ConfigurationError(
       'password sign-in is turned off: configure authentication.oidc, or nobody signs in',
@@ -146,7 +144,6 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
       engine: options.engine,
       directory: options.directory,
       publicUrl,
-      approverRoles,
       clock: options.clock ?? { now: () => Date.now() },
       sessionMaxAgeSeconds: Math.floor((options.sessionAbsoluteMs ?? 12 * 3_600_000) / 1000),
       oidc,

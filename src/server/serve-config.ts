@@ -26,7 +26,10 @@ export interface AuthenticationConfig {
    * agents name the listen address (`http://127.0.0.1:8787`), never the request's `Host` header.
    */
   readonly publicUrl?: string;
-  /** Roles that may decide (default `['approver', 'admin']`). */
+  /**
+   * Roles that may decide (default `['approver', 'admin']`). The one setting: it configures the
+   * engine, and the console and API ask the engine (`engine.mayDecide`).
+   */
   readonly approverRoles?: readonly string[];
   /**
    * Lets the operator who edited a proposal approve the new one, for every operation (default

@@ -2,11 +2,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { CountersignError } from '../canonical/errors.js';
 import type { AppEnv } from './app-env.js';
 
-/** The server could not listen (the port is taken, the host is not an address of this machine). */
-export class ListenError extends CountersignError {}
+import { ListenError } from './listen-error.js';
+
+export { ListenError };
 
 /** A listening server. */
 export interface RunningServer {

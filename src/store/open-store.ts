@@ -1,4 +1,4 @@
-import { ConfigurationError, CountersignError } from '../canonical/errors.js';
+import { ConfigurationError } from '../canonical/errors.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
@@ -9,11 +9,9 @@ export interface OpenStoreOptions {
   readonly poolSize?: number;
 }
 
-/**
- * A store could not be opened, reached or migrated: a wrong URL or path, a server that is down, a
- * refused login. The message names the store with its password hidden; `cause` is the driver's error.
- */
-export class StoreUnavailableError extends CountersignError {}
+import { StoreUnavailableError } from './store-errors.js';
+
+export { StoreUnavailableError };
 
 const POSTGRES_URL = /^postgres(?:ql)?:\/\//i;
 

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import type { z } from 'zod';
 import { canonicalize } from '../canonical/canonicalize.js';
-import { CountersignError } from '../canonical/errors.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
 import { own } from '../canonical/own.js';
 import { type FieldRules, formatScopeChange } from '../canonical/scope-diff.js';
@@ -24,8 +23,9 @@ export interface SuiteCase {
   run(): void | Promise<void>;
 }
 
-/** The testing kit was called wrongly (arguments that do not parse, an unknown option field): fix the test. */
-export class TestingKitError extends CountersignError {}
+import { TestingKitError } from './testing-kit-error.js';
+
+export { TestingKitError };
 
 /**
  * Any defined operation the kit accepts, scope-only ones included (no `request`/`arguments`

@@ -56,7 +56,12 @@ describe('external effects', () => {
     h.world.provider.failWhen((r) => r.reference === 'inv-104', 'timeout_after_commit');
     const proposal = await proposePayment(h.engine);
     const outcome = await approveAndRun(h.engine, proposal.id, proposal.digest);
-    expect(outcome).toEqual({ kind: 'needs_reconciliation', statusPath: `/api/v1/proposals/${proposal.id}` });
+    expect(outcome).toEqual({ kind: 'needs_reconciliation' });
+    // The stored outcome names no server route or origin: projections add those when they show it.
+    const stored = await h.store.read((tx) => tx.getProposal('acme', proposal.id));
+    expect(stored?.outcomeJson).toBe('{"kind":"needs_reconciliation"}');
+    const audited = (await h.engine.audit('acme', proposal.id)).find((e) => e.step === 'outcome');
+    expect(audited?.detail).toEqual({ outcome: 'needs_reconciliation' });
     expect(h.world.provider.calls).toBe(1);
     // A second approval is a replay of the stored outcome, not a retry.
     const replay = await h.engine.approve({

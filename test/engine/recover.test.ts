@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DRAFTS_TABLE, demoWorld } from '../../examples/index.js';
-import type { FaultPoint } from '../../src/index.js';
+import type { FaultPoint } from '../../src/engine/faults.js';
 import {
   approver,
   claimProposal,

@@ -92,6 +92,57 @@ describe('scope versions', () => {
   });
 });
 
+describe('a proposal whose operation this engine cannot handle', () => {
+  const other = defineOperation({
+    kind: 'report.search',
+    scopeVersion: 1,
+    scope: z.strictObject({ tenant: z.string(), operation: z.literal('report.search'), query: z.string() }),
+  });
+  const open = async (operations: AnyOperation[], status: 'pending' | 'needs_reconciliation') => {
+    const record = { ...fixture(), status, currentAttempt: status === 'pending' ? 0 : 1 };
+    const store = new SqliteStore({ path: ':memory:' });
+    const engine = await createEngine({ store, operations, clock: new ManualClock(record.createdAt) });
+    await store.transaction((tx) => tx.insertProposal(record));
+    return { engine, record };
+  };
+
+  it('is unknown_operation when the kind is not registered: approve and edit', async () => {
+    const { engine, record } = await open([other], 'pending');
+    const approved = await engine.approve({
+      tenant: 'acme',
+      proposalId: record.id,
+      approver: approver(),
+      seenDigest: record.digest,
+    });
+    expect(approved).toMatchObject({ kind: 'not_approvable', reason: 'unknown_operation' });
+    const edited = await engine.edit({
+      tenant: 'acme',
+      proposalId: record.id,
+      editor: approver(),
+      changes: {},
+    });
+    expect(edited).toMatchObject({ kind: 'not_editable', reason: 'unknown_operation' });
+    expect((await engine.get('acme', record.id))?.status).toBe('pending');
+    await engine.close();
+  });
+
+  it('is unknown_operation on reconcile when the kind is not registered', async () => {
+    const { engine, record } = await open([other], 'needs_reconciliation');
+    const r = await engine.reconcile({ tenant: 'acme', proposalId: record.id, actor: approver() });
+    expect(r).toMatchObject({ kind: 'not_reconcilable', reason: 'unknown_operation' });
+    await engine.close();
+  });
+
+  it('is reconcile_unsupported when the registered operation defines no reconcile step', async () => {
+    const noReconcile = defineOperation({ kind: 'invoice.pay', scopeVersion: 1, scope: invoicePayScope });
+    const { engine, record } = await open([noReconcile], 'needs_reconciliation');
+    const r = await engine.reconcile({ tenant: 'acme', proposalId: record.id, actor: approver() });
+    expect(r).toMatchObject({ kind: 'not_reconcilable', reason: 'reconcile_unsupported' });
+    expect((await engine.get('acme', record.id))?.status).toBe('needs_reconciliation');
+    await engine.close();
+  });
+});
+
 describe('shadow mode', () => {
   const lowImpact = (shadow: boolean, mutate: boolean) =>
     defineOperation({

@@ -249,7 +249,7 @@ describe('an operation’s own texts per language', () => {
     expect(op.handback({ kind: 'terminal_failure', correlationId: 'c-1', message: 'x' }, de)).toBe(
       'Der Vorgang ist fehlgeschlagen und wird nicht wiederholt (Korrelations-ID c-1).',
     );
-    expect(op.handback({ kind: 'needs_reconciliation', statusPath: '/x' }, localizer({ locale: 'fr' }))).toBe(
+    expect(op.handback({ kind: 'needs_reconciliation' }, localizer({ locale: 'fr' }))).toBe(
       `Le prestataire n’a pas confirmé l’opération${NNBSP}; elle est en cours de rapprochement. Ne la relancez pas.`,
     );
     expect(op.handback({ kind: 'revision_required', reason: 'Closed.' })).toBe(

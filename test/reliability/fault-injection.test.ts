@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createEngine, type Engine, type FaultPoint, type Store, verifyAudit } from '../../src/index.js';
+import type { FaultPoint } from '../../src/engine/faults.js';
+import { createEngine, type Engine, type Store, verifyAudit } from '../../src/index.js';
 import { BACKENDS, type Backend, type BackendName, createBackend, scratchDir } from './support/backends.js';
 import { pool, runWorker, runWorkerJson, sleep, startWorker } from './support/children.js';
 import {

@@ -109,7 +109,8 @@ describe('the proposal page', () => {
     const page = await (await signedIn('viewer')).get(`/proposals/${proposal.id}`);
     expect(page.status).toBe(200);
     expect(page.html).not.toContain('/approve"');
-    expect(page.html).toContain('need the approver role');
+    expect(page.html).not.toContain('/decline"');
+    expect(page.html).toContain('<code class="reason-code">forbidden</code>');
   });
 
   it('offers no decision from a link of another run', async () => {

@@ -401,10 +401,7 @@ describe(`engine lifecycle on PostgreSQL ${on}`, () => {
       approver: approver(),
       seenDigest: proposal.digest,
     });
-    expect(first.kind === 'completed' && first.outcome).toEqual({
-      kind: 'needs_reconciliation',
-      statusPath: `/api/v1/proposals/${proposal.id}`,
-    });
+    expect(first.kind === 'completed' && first.outcome).toEqual({ kind: 'needs_reconciliation' });
     expect((await engine!.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
     const replay = await engine!.approve({
       tenant: 'acme',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
 import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
+import { type FaultHook, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 /** A clock the test moves by hand. */
@@ -52,14 +53,17 @@ export interface Harness {
 
 /** An engine on a real SQLite file in a temp dir, with the demo operations and a manual clock. */
 export async function harness(
-  options: Partial<EngineOptions> & { world?: DemoWorld } = {},
+  options: Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook } = {},
 ): Promise<Harness> {
   const { dir, cleanup } = tempDir();
   const dbPath = join(dir, 'test.db');
   const store = new SqliteStore({ path: dbPath });
   const clock = new ManualClock();
   const world = options.world ?? demoWorld();
-  const engine = await createEngine({ store, operations: demoOperations(world), clock, ...options });
+  const { faults, world: _world, ...engineOptions } = options;
+  const engine = await createEngine(
+    withFaults({ store, operations: demoOperations(world), clock, ...engineOptions }, faults),
+  );
   return {
     engine,
     world,

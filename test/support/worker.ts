@@ -19,7 +19,8 @@
  */
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { createEngine, type Engine, type FaultPoint } from '../../src/index.js';
+import { createEngine, type Engine } from '../../src/index.js';
+import { type FaultPoint, withFaults } from '../../src/engine/faults.js';
 import { openStoreAt } from '../reliability/support/backends.js';
 import {
   operator,
@@ -103,13 +104,17 @@ async function openEngine(): Promise<Engine> {
   const store = await openStoreAt(required('store'));
   const faults = faultHook();
   const sealKey = values['seal-key'];
-  return createEngine({
-    store,
-    operations: reliabilityOperations(world),
-    leaseMs: Number(values['lease-ms']),
-    ...(faults ? { faults } : {}),
-    ...(sealKey ? { sealKey } : {}),
-  });
+  return createEngine(
+    withFaults(
+      {
+        store,
+        operations: reliabilityOperations(world),
+        leaseMs: Number(values['lease-ms']),
+        ...(sealKey ? { sealKey } : {}),
+      },
+      faults,
+    ),
+  );
 }
 
 async function executeTask(engine: Engine): Promise<unknown> {

@@ -1,7 +1,5 @@
 import { dirname, join, resolve } from 'node:path';
-import { pino } from 'pino';
 import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
-import { serveMcpStdio } from '../../adapters/mcp/serve-mcp-stdio.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
@@ -10,6 +8,7 @@ import { loadServeConfig } from '../../server/serve-config.js';
 import { isPostgresTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
+import { loadOptional } from '../load-optional.js';
 
 /** `countersign mcp`: the MCP server over stdio, as one agent of one tenant. */
 export const mcpCommand: Command = {
@@ -62,6 +61,13 @@ approve in the console (countersign serve on the same database). Logs go to stde
     const runId = stringOption(args, 'run-id') ?? newId('run');
     const resource = stringOption(args, 'resource');
 
+    // Optional peer dependencies, loaded only by the command that uses them.
+    const { pino } = await loadOptional('pino', 'countersign mcp', () => import('pino'));
+    const { serveMcpStdio } = await loadOptional(
+      '@modelcontextprotocol/sdk',
+      'countersign mcp',
+      () => import('../../adapters/mcp/serve-mcp-stdio.js'),
+    );
     const logger = pino(
       { level: 'info', base: { service: 'countersign-mcp' } },
       { write: (line: string) => io.stderr(line) },

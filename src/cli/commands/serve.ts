@@ -1,7 +1,5 @@
-import { attachMcp, type McpHttpHandler } from '../../adapters/mcp/index.js';
-import { createLifecycleMetrics } from '../../observability/prometheus-metrics.js';
+import type { attachMcp, McpHttpHandler } from '../../adapters/mcp/index.js';
 import { dirname, join, resolve } from 'node:path';
-import { pino } from 'pino';
 import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
@@ -18,6 +16,7 @@ import { startServer } from '../../server/start-server.js';
 import { describeStoreTarget, isPostgresTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
+import { loadOptional } from '../load-optional.js';
 
 const EXPIRY_SWEEP_MS = 30_000;
 
@@ -100,6 +99,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     if (args.values['demo-credentials'] !== undefined && !demo)
       throw new UsageProblem('--demo-credentials needs --demo');
 
+    // Optional peer dependencies, loaded only by the command that uses them.
+    const { pino } = await loadOptional('pino', 'countersign serve', () => import('pino'));
     const logger = pino(
       { level: 'info', base: { service: 'countersign' } },
       { write: (line: string) => io.stderr(line) },
@@ -146,7 +147,23 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       : undefined;
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
     const metricsToken = process.env['COUNTERSIGN_METRICS_TOKEN'];
-    const metrics = metricsToken ? createLifecycleMetrics() : undefined;
+    const metrics = metricsToken
+      ? (
+          await loadOptional(
+            'prom-client',
+            'COUNTERSIGN_METRICS_TOKEN (Prometheus metrics)',
+            () => import('../../observability/prometheus-metrics.js'),
+          )
+        ).createLifecycleMetrics()
+      : undefined;
+    const mcpModule =
+      args.values['mcp'] === true
+        ? await loadOptional(
+            '@modelcontextprotocol/sdk',
+            'countersign serve --mcp',
+            () => import('../../adapters/mcp/index.js'),
+          )
+        : undefined;
     const engine = await createEngine({
       store,
       operations,
@@ -177,13 +194,13 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       directory,
       logger,
       ...(metrics && metricsToken ? { metrics: { registry: metrics.registry, token: metricsToken } } : {}),
-      ...(args.values['mcp'] === true
+      ...(mcpModule
         ? {
             mcp: (
               host: Parameters<typeof attachMcp>[0],
               ctx: { engine: typeof engine; directory: typeof directory },
             ) => {
-              mcp = attachMcp(host, ctx.engine, {
+              mcp = mcpModule.attachMcp(host, ctx.engine, {
                 ...config?.mcp,
                 authenticate: (token) => ctx.directory.authenticateBearer(token),
               });
@@ -191,7 +208,6 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           }
         : {}),
       ...(auth.publicUrl ? { publicUrl: auth.publicUrl } : {}),
-      ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
       ...(oidc ? { oidc } : {}),
       ...(auth.password === false ? { passwordSignIn: false } : {}),

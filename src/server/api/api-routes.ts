@@ -21,7 +21,7 @@ import type { DeliveryAdmin } from '../../notify/deliveries.js';
 import { deliveryRoutes } from './delivery-routes.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
-import { approvalsJson, auditLineJson, proposalJson } from './proposal-json.js';
+import { approvalsJson, auditLineJson, outcomeJson, proposalJson } from './proposal-json.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
 
 /** What the API routes are wired from. */
@@ -220,11 +220,11 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       return c.json({
         id: proposalId,
         short: result.contract.short,
-        outcome: result.outcome,
+        outcome: outcomeJson(proposalId, result.outcome),
         replayed: false,
       });
     if (result.kind === 'already_completed')
-      return c.json({ id: proposalId, outcome: result.outcome, replayed: true });
+      return c.json({ id: proposalId, outcome: outcomeJson(proposalId, result.outcome), replayed: true });
     // Recorded, but the policy needs more approvers: nothing ran yet.
     if (result.kind === 'awaiting_approvals')
       return c.json({ id: proposalId, approvals: approvalsJson(result) }, 202);
@@ -270,7 +270,8 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     const actor = await decidingActor(c);
     await body(c, ReconcileBody);
     const result = await engine.reconcile({ tenant: actor.tenant, proposalId: c.req.param('id'), actor });
-    if (result.kind === 'reconciled') return c.json({ id: c.req.param('id'), outcome: result.outcome });
+    if (result.kind === 'reconciled')
+      return c.json({ id: c.req.param('id'), outcome: outcomeJson(c.req.param('id'), result.outcome) });
     if (result.kind === 'still_pending') {
       return c.json(
         {

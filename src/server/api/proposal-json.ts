@@ -1,6 +1,22 @@
 import type { AuditLine } from '../../engine/queries.js';
 import type { Proposal } from '../../engine/proposal.js';
+import type { Outcome } from '../../operation/outcome.js';
 import { findTextHazards } from '../../operation/text-hazards.js';
+
+/** Where a client checks on a proposal over this API (a route of the server, never stored). */
+export function statusPath(proposalId: string): string {
+  return `/api/v1/proposals/${encodeURIComponent(proposalId)}`;
+}
+
+/**
+ * A stored outcome as the API returns it: a `needs_reconciliation` outcome gains the status path
+ * here, at read time, so the stored outcome stays independent of the server that shows it.
+ */
+export function outcomeJson(proposalId: string, outcome: Outcome): Record<string, unknown> {
+  return outcome.kind === 'needs_reconciliation'
+    ? { kind: outcome.kind, statusPath: statusPath(proposalId) }
+    : { ...outcome };
+}
 
 /** A proposal as the API returns it: everything an agent or operator client needs, never the executable arguments. */
 export function proposalJson(
@@ -36,7 +52,7 @@ export function proposalJson(
     decisionNote: proposal.decisionNote,
     approvalKind: proposal.approvalKind,
     approvals: { ...approvalsJson(proposal.approvals), roles: proposal.approvals.roles },
-    outcome: proposal.outcome,
+    outcome: proposal.outcome === null ? null : outcomeJson(proposal.id, proposal.outcome),
     handback: extra.handback,
     approvalUrl: extra.approvalUrl,
   };

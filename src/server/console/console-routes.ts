@@ -6,7 +6,6 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Engine } from '../../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../../engine/engine-context.js';
 import type { Proposal } from '../../engine/proposal.js';
-import type { Actor } from '../../operation/actor.js';
 import type { DenialReason } from '../../operation/reasons.js';
 import { FINAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
@@ -37,8 +36,6 @@ export interface ConsoleDependencies {
   readonly engine: Engine;
   readonly directory: PrincipalDirectory;
   readonly publicUrl: URL | undefined;
-  /** Roles that may decide (must match the engine's `approverRoles`); the engine enforces them again. */
-  readonly approverRoles: readonly string[];
   readonly clock: Clock;
   /** The absolute session lifetime, for the cookie's Max-Age. */
   readonly sessionMaxAgeSeconds: number;
@@ -172,19 +169,6 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       303,
     );
 
-  const mayDecide = (actor: Actor, proposal: Proposal): boolean => {
-    const operation = engine.operations.get(proposal.operation);
-    return (
-      actor.kind === 'operator' &&
-      actor.roles.some((r) => deps.approverRoles.includes(r)) &&
-      actor.id !== proposal.requestedBy &&
-      (actor.id !== proposal.editedBy ||
-        engine.allowEditorApproval ||
-        operation?.allowEditorApproval === true) &&
-      operation?.authorize(actor, proposal.scope) === true
-    );
-  };
-
   /** A state-changing console request: same origin, signed in, a form with only `allowed` fields and the session's CSRF token. */
   const changing = async (c: Context<AppEnv>, allowed: (name: string) => boolean) => {
     assertSameOrigin(c, publicUrl);
@@ -260,7 +244,13 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         proposal,
         timeline: audit,
         now: clock.now(),
-        mayDecide: mayDecide(actor, proposal),
+        // The engine's own judgement, never a copy of it: a button shows exactly when the engine would accept.
+        rights: {
+          approve: engine.mayDecide(actor, proposal, 'approve'),
+          decline: engine.mayDecide(actor, proposal, 'decline'),
+          edit: engine.mayDecide(actor, proposal, 'edit'),
+          reconcile: engine.mayDecide(actor, proposal, 'reconcile'),
+        },
         editFields: operation ? editFields(operation) : [],
         handback: handbackText(engine, proposal),
         notices,

@@ -1,5 +1,5 @@
 import type { ChainHead } from '../../audit/event.js';
-import { ConfigurationError, CountersignError } from '../../canonical/errors.js';
+import { ConfigurationError } from '../../canonical/errors.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import type {
   ApprovalRecord,
@@ -45,8 +45,9 @@ export interface PostgresStoreOptions {
   readonly onIdleError?: (error: Error) => void;
 }
 
-/** Thrown when the store is used after `close()`. */
-export class StoreClosedError extends CountersignError {}
+import { StoreClosedError } from '../store-errors.js';
+
+export { StoreClosedError };
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({ name: 'postgres', multiProcess: true });
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;

@@ -1,5 +1,6 @@
 import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { ConfigurationError } from '../../canonical/errors.js';
 import type { ChainHead } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import type {
@@ -49,6 +50,27 @@ interface SqliteStatement {
   get(...params: unknown[]): unknown;
   all(...params: unknown[]): unknown[];
 }
+/**
+ * better-sqlite3 is an optional peer dependency (a PostgreSQL-only install never builds it): loaded
+ * when a store opens its own file, with an error that says what to install when it is absent.
+ */
+function loadBetterSqlite3(): SqliteConstructor {
+  try {
+    return createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
+  } catch (error) {
+    if (
+      (error as { code?: unknown } | null)?.code === 'MODULE_NOT_FOUND' &&
+      String(error).includes("'better-sqlite3'")
+    ) {
+      throw new ConfigurationError(
+        'the SQLite store (countersign/sqlite) needs the "better-sqlite3" package: npm install better-sqlite3',
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
 /** The slice of a better-sqlite3 `Database` the SQLite store uses. */
 export interface SqliteDatabase {
   prepare(sql: string): SqliteStatement;
@@ -113,7 +135,7 @@ export class SqliteStore implements Store {
       this.#db = options.database;
       this.#ownsDb = false;
     } else {
-      const Database = createRequire(import.meta.url)('better-sqlite3') as SqliteConstructor;
+      const Database = loadBetterSqlite3();
       const path = options.path ?? 'countersign.db';
       createPrivateFile(path);
       this.#db = new Database(path, { timeout: options.busyTimeoutMs ?? 10_000 });

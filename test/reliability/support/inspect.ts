@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { DRAFTS_TABLE } from '../../../examples/index.js';
-import type { AttemptRecord, AuditEvent, Engine, ProposalRecord, Store } from '../../../src/index.js';
+import type { AuditEvent, Engine, Store } from '../../../src/index.js';
+import type { AttemptRecord, ProposalRecord } from '../../../src/store/index.js';
 import type { RawSql } from './backends.js';
 import { type Kind, proposalInput, TENANT } from './world.js';
 

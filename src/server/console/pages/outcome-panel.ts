@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { Proposal } from '../../../engine/proposal.js';
+import { statusPath } from '../../api/proposal-json.js';
 import { userText } from '../render-text.js';
 import { renderValue } from '../render-value.js';
 
@@ -38,7 +39,7 @@ export function outcomePanel(input: {
       break;
     case 'needs_reconciliation':
       content =
-        html`<p class="headline">Needs reconciliation</p><p>The provider did not confirm the call, so it may or may not have happened. It is never retried blindly: reconciling looks the attempt up at the provider by its idempotency key.</p><p class="muted">Status path <code>${outcome.statusPath}</code></p>${
+        html`<p class="headline">Needs reconciliation</p><p>The provider did not confirm the call, so it may or may not have happened. It is never retried blindly: reconciling looks the attempt up at the provider by its idempotency key.</p><p class="muted">Status path <code>${statusPath(proposal.id)}</code></p>${
           input.mayReconcile && proposal.status === 'needs_reconciliation'
             ? html`<form method="post" action="/proposals/${proposal.id}/reconcile"><input type="hidden" name="csrf" value="${input.csrf}"><button class="secondary" type="submit">Reconcile with the provider</button></form>`
             : ''

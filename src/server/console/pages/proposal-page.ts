@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import type { DecisionRight } from '../../../engine/decision-right.js';
 import type { Proposal } from '../../../engine/proposal.js';
 import type { ProposalTimeline } from '../../../engine/audit-timeline.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
@@ -28,8 +29,13 @@ export interface ProposalPageInput {
   readonly proposal: Proposal;
   readonly timeline: ProposalTimeline;
   readonly now: number;
-  /** Whether this operator may approve, decline, edit and reconcile it (role and operation policy). */
-  readonly mayDecide: boolean;
+  /** What the engine lets this operator do with it (`engine.mayDecide`), with the reason when not. */
+  readonly rights: {
+    readonly approve: DecisionRight;
+    readonly decline: DecisionRight;
+    readonly edit: DecisionRight;
+    readonly reconcile: DecisionRight;
+  };
   readonly editFields: readonly EditField[];
   readonly handback: string;
   readonly notices: readonly Notice[];
@@ -136,8 +142,9 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
   if (!input.runMatches) {
     return html`<section class="card decide"><h2>Decision</h2><p class="muted">Open this proposal from its own run's link, or from the inbox, to decide.</p></section>` as HtmlEscapedString;
   }
-  if (!input.mayDecide) {
-    return html`<section class="card decide"><h2>Decision</h2><p class="muted">You can review this proposal. Approving, declining and editing need the approver role.</p></section>` as HtmlEscapedString;
+  const { approve, decline, edit } = input.rights;
+  if (approve.kind === 'refused' && decline.kind === 'refused') {
+    return html`<section class="card decide"><h2>Decision</h2><p class="muted" data-testid="decision-refused">You can review this proposal, not decide it: ${userText(approve.message)}. <span>Reason <code class="reason-code">${approve.reason}</code></span></p></section>` as HtmlEscapedString;
   }
   const request = (typeof p.request === 'object' && p.request !== null ? p.request : {}) as Record<
     string,
@@ -146,7 +153,10 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
   return html`<section class="card decide" aria-labelledby="decide-h">
     <h2 id="decide-h">Decision</h2>
     ${textWarning(hazards, 'What you are approving', 4)}
-    <form class="approve-form" method="post" action="/proposals/${p.id}/approve">
+    ${
+      approve.kind === 'refused'
+        ? html`<p class="muted" data-testid="decision-refused">You cannot approve this proposal: ${userText(approve.message)}. <span>Reason <code class="reason-code">${approve.reason}</code></span></p>`
+        : html`<form class="approve-form" method="post" action="/proposals/${p.id}/approve">
       <p>${
         p.approvals.required > 1
           ? `This proposal needs ${p.approvals.required} approvers (${p.approvals.given.length} of ${p.approvals.required} so far); the approval that completes it executes exactly this contract, once.`
@@ -155,8 +165,11 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
       <input type="hidden" name="digest" value="${p.digest}">
       <input type="hidden" name="csrf" value="${csrf}">
       <button class="primary" type="submit">Approve <span class="hash">${p.short}</span></button>
-    </form>
-    <details class="action">
+    </form>`
+    }
+    ${
+      decline.kind === 'allowed'
+        ? html`<details class="action">
       <summary>Decline</summary>
       <form method="post" action="/proposals/${p.id}/decline">
         <input type="hidden" name="csrf" value="${csrf}">
@@ -164,9 +177,11 @@ function decisions(input: ProposalPageInput, hazards: readonly TextHazard[]): Ht
         <textarea id="decline-reason" name="reason" maxlength="500"></textarea>
         <div class="form-actions"><button class="danger" type="submit">Decline proposal</button></div>
       </form>
-    </details>
+    </details>`
+        : ''
+    }
     ${
-      input.editFields.length > 0
+      edit.kind === 'allowed' && input.editFields.length > 0
         ? html`<details class="action">
       <summary>Edit</summary>
       <form method="post" action="/proposals/${p.id}/edit">
@@ -207,7 +222,7 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
   ${input.notices.map(notice)}
   <div class="grid">
     <div>
-      ${outcomePanel({ proposal: p, handback: input.handback, csrf: input.session.csrfToken, mayReconcile: input.mayDecide })}
+      ${outcomePanel({ proposal: p, handback: input.handback, csrf: input.session.csrfToken, mayReconcile: input.rights.reconcile.kind === 'allowed' })}
       <section class="card" aria-labelledby="preview-h">
         <h2 id="preview-h">${p.status === 'pending' ? 'What you are approving' : 'What was reviewed'}</h2>
         ${textWarning(hazards, 'This preview')}
