@@ -1,8 +1,8 @@
 /**
- * countersign with the Vercel AI SDK (ai 5 or 6): `tool()` definitions whose execute proposes;
+ * countersign with the Vercel AI SDK (ai 5, 6 or 7): `tool()` definitions whose execute proposes;
  * the loop stops at the proposal; the next turn gets the handback as messages.
  *
- *   npx tsx examples/ai-sdk/main.ts            # scripted model (the SDK's MockLanguageModelV3), no network
+ *   npx tsx examples/ai-sdk/main.ts            # scripted model, no network
  *   OPENAI_API_KEY=… npx tsx examples/ai-sdk/main.ts   # a real model (needs: npm install @ai-sdk/openai)
  */
 import { mkdtempSync, rmSync } from 'node:fs';

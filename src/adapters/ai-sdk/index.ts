@@ -1,6 +1,6 @@
 /**
  * `countersign/ai-sdk`: operations as Vercel AI SDK tools whose `execute` proposes, and the
- * handback for the next turn as messages. Peer dependency: `ai` (majors 5 and 6).
+ * handback for the next turn as messages. Peer dependency: `ai` (majors 5, 6 and 7).
  *
  * @packageDocumentation
  */
@@ -10,5 +10,5 @@ export { handbackContext } from '../shared/handback-context.js';
 export type { OperationToolOptions } from '../shared/operation-tools.js';
 export { toolNameOf } from '../shared/tool-name.js';
 export { handbackMessages } from './handback-messages.js';
-export { type ProposalTool, proposalTools } from './proposal-tools.js';
+export { bindingContext, type ProposalTool, proposalTools, type ToolContext } from './proposal-tools.js';
 export { stopAtProposal } from './stop-at-proposal.js';
