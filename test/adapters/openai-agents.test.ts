@@ -192,13 +192,14 @@ describe('countersign/openai-agents', () => {
       ['run-a', 'inv-104'],
       ['run-b', 'inv-105'],
     ]);
+    // Fails closed: the call is answered with an error, not a proposal. The error's wording is the
+    // SDK's (up to 0.18 its default error function quotes the exception; from 0.19 it redacts it).
     const failed = await runner.run(agent, 'Pay invoice inv-104', { context: { runId: '' } });
-    expect(
-      failed.newItems.some(
-        (i) =>
-          i.type === 'tool_call_output_item' && String(i.output).includes('runId must be a non-empty string'),
-      ),
-    ).toBe(true);
+    const outputs = failed.newItems.flatMap((i) =>
+      i.type === 'tool_call_output_item' ? [String(i.output)] : [],
+    );
+    expect(outputs).toHaveLength(1);
+    expect(outputs[0]).toMatch(/^An error occurred while running the tool/);
     expect(await h.proposals()).toHaveLength(2);
   });
 
