@@ -10,5 +10,10 @@ export { handbackContext } from '../shared/handback-context.js';
 export type { OperationToolOptions } from '../shared/operation-tools.js';
 export { toolNameOf } from '../shared/tool-name.js';
 export { handbackMessages } from './handback-messages.js';
-export { bindingContext, type ProposalTool, proposalTools, type ToolContext } from './proposal-tools.js';
+export {
+  type BindingCallOptions,
+  bindingContext,
+  type ProposalTool,
+  proposalTools,
+} from './proposal-tools.js';
 export { stopAtProposal } from './stop-at-proposal.js';

@@ -1,39 +1,29 @@
-import { type JSONSchema7, jsonSchema, tool } from 'ai';
+import { type JSONSchema7, jsonSchema, type Tool, tool } from 'ai';
 import type { Engine } from '../../engine/create-engine.js';
 import type { BindingSource } from '../shared/agent-binding.js';
-import { type OperationTool, type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
+import { type OperationToolOptions, operationTools } from '../shared/operation-tools.js';
 
-/** The per-call context a binding function reads: an object the application fills, never the model. */
-export type ToolContext = Record<string, unknown>;
+/** A proposing AI SDK tool: any JSON in, the safe reply text out. */
+export type ProposalTool = Tool<unknown, string>;
 
 /**
  * What the SDK hands a tool's `execute` about the call: `experimental_context` in ai 5 and 6,
  * `context` (the tool's entry of `toolsContext`) in ai 7, which removed `experimental_context`.
  */
-interface CallOptions<Context extends ToolContext> {
+interface CallOptions {
   readonly experimental_context?: unknown;
-  readonly context?: Context;
+  readonly context?: unknown;
 }
 
-// The SDK's `tool()` infers the type: `Tool<unknown, string>` in ai 5 and 6, and in ai 7 a tool
-// whose context type is `Context`, so `toolsContext` type-checks. Explicit type arguments would
-// compile against one major only (ai 7 added the third one).
-function proposalTool<Context extends ToolContext>(operationTool: OperationTool<Context>) {
-  return tool({
-    description: operationTool.description,
-    inputSchema: jsonSchema<unknown>(operationTool.parameters as JSONSchema7),
-    execute: async (input: unknown, call: CallOptions<Context>): Promise<string> => {
-      // The application passed it as this binding's context; the binding checks what it reads.
-      const context = (call.context ?? call.experimental_context) as Context;
-      return (await operationTool.propose(input, context)).text;
-    },
-  });
+/**
+ * Options for `generateText` / `streamText` that hand a binding function its context. Opaque on
+ * purpose: which option carries it depends on the installed `ai` major, and a type naming them
+ * would not compile against the others.
+ */
+export interface BindingCallOptions {
+  readonly [BINDING_CALL_OPTIONS]?: never;
 }
-
-/** A proposing AI SDK tool: any JSON in, the safe reply text out. */
-export type ProposalTool<Context extends ToolContext = ToolContext> = ReturnType<
-  typeof proposalTool<Context>
->;
+declare const BINDING_CALL_OPTIONS: unique symbol;
 
 /**
  * Turns the engine's operations into AI SDK `tool()` definitions for one agent run, keyed by tool
@@ -51,14 +41,23 @@ export type ProposalTool<Context extends ToolContext = ToolContext> = ReturnType
  * const { text } = await generateText({ model, tools: proposalTools(engine, binding), stopWhen: [stepCountIs(5), stopAtProposal],
  *   prompt: 'Pay invoice inv-104' });
  */
-export function proposalTools<Context extends ToolContext = ToolContext>(
+export function proposalTools<Context = unknown>(
   engine: Engine,
   binding: BindingSource<Context>,
   options: OperationToolOptions = {},
-): Record<string, ProposalTool<Context>> {
-  const tools: Record<string, ProposalTool<Context>> = {};
+): Record<string, ProposalTool> {
+  const tools: Record<string, ProposalTool> = {};
   for (const operationTool of operationTools<Context>(engine, binding, options)) {
-    tools[operationTool.name] = proposalTool(operationTool);
+    // No explicit type arguments: ai 7's tool() takes three, ai 5 and 6 two.
+    tools[operationTool.name] = tool({
+      description: operationTool.description,
+      inputSchema: jsonSchema<unknown>(operationTool.parameters as JSONSchema7),
+      execute: async (input: unknown, call: CallOptions): Promise<string> => {
+        // The application passed it for this binding function (bindingContext); the binding checks it.
+        const context = (call.context ?? call.experimental_context) as Context;
+        return (await operationTool.propose(input, context)).text;
+      },
+    });
   }
   return tools;
 }
@@ -72,11 +71,12 @@ export function proposalTools<Context extends ToolContext = ToolContext>(
  * const tools = proposalTools(engine, (context: { runId: string }) => ({ tenant: 'acme', agent: 'agent:acme-assistant', runId: context.runId }));
  * await generateText({ model, tools, ...bindingContext(tools, { runId: newId('run') }), prompt });
  */
-export function bindingContext<Context extends ToolContext>(
-  tools: Readonly<Record<string, ProposalTool<Context>>>,
-  context: NoInfer<Context>,
-): { readonly experimental_context: Context; readonly toolsContext: Record<string, Context> } {
-  const toolsContext: Record<string, Context> = {};
+export function bindingContext(
+  tools: Readonly<Record<string, ProposalTool>>,
+  context: unknown,
+): BindingCallOptions {
+  const toolsContext: Record<string, unknown> = {};
   for (const name of Object.keys(tools)) toolsContext[name] = context;
-  return { experimental_context: context, toolsContext };
+  // Typed opaque on purpose (see BindingCallOptions): it spreads into a call of any major.
+  return { experimental_context: context, toolsContext } as BindingCallOptions;
 }
