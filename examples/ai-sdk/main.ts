@@ -71,7 +71,7 @@ console.log(
   `operator: approved ${pending.id} (${pending.short}) → ${decision.kind === 'completed' ? decision.outcome.kind : decision.kind}`,
 );
 
-// Turn 2: the handback as a system message (ai 6 asks for allowSystemInMessages; ai 5 needs nothing).
+// Turn 2: the handback as a system message (ai 6 and 7, and ai 5 from 5.0.184, ask for allowSystemInMessages).
 const second = await generateText({
   model,
   system,
