@@ -1,8 +1,8 @@
 /**
- * countersign with the Vercel AI SDK (ai 5 or 6): `tool()` definitions whose execute proposes;
+ * countersign with the Vercel AI SDK (ai 5, 6 or 7): `tool()` definitions whose execute proposes;
  * the loop stops at the proposal; the next turn gets the handback as messages.
  *
- *   npx tsx examples/ai-sdk/main.ts            # scripted model (the SDK's MockLanguageModelV3), no network
+ *   npx tsx examples/ai-sdk/main.ts            # scripted model, no network
  *   OPENAI_API_KEY=… npx tsx examples/ai-sdk/main.ts   # a real model (needs: npm install @ai-sdk/openai)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -72,7 +72,7 @@ console.log(
   `operator: approved ${pending.id} (${pending.short}) → ${decision.kind === 'completed' ? decision.outcome.kind : decision.kind}`,
 );
 
-// Turn 2: the handback as a system message (ai 6 asks for allowSystemInMessages; ai 5 needs nothing).
+// Turn 2: the handback as a system message (ai 6 and 7, and ai 5 from 5.0.184, ask for allowSystemInMessages).
 const second = await generateText({
   model,
   system,

@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import type { LanguageModel } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 
 /** What a scripted model sees of the conversation (the same view in every framework's scripted model). */
 export interface ScriptView {
@@ -17,17 +17,34 @@ export type ScriptStep =
 /** A deterministic stand-in for a model. */
 export type ModelScript = (view: ScriptView) => ScriptStep;
 
-type LanguageModelV3 = Extract<LanguageModel, { readonly specificationVersion: 'v3' }>;
-type CallOptions = Parameters<LanguageModelV3['doGenerate']>[0];
-type GenerateResult = Awaited<ReturnType<LanguageModelV3['doGenerate']>>;
+/** The part of a provider call this model reads; the same in specification v2 and v3. */
+interface CallOptions {
+  readonly prompt: readonly {
+    readonly role: string;
+    readonly content:
+      | string
+      | readonly { readonly type: string; readonly text?: unknown; readonly output?: unknown }[];
+  }[];
+  readonly tools?: readonly { readonly name: string }[];
+}
 
-function textOf(parts: unknown): string {
-  if (typeof parts === 'string') return parts;
-  if (!Array.isArray(parts)) return '';
-  return parts
-    .map((part: { type?: unknown; text?: unknown }) =>
-      part.type === 'text' && typeof part.text === 'string' ? part.text : '',
-    )
+type Content =
+  | {
+      readonly type: 'tool-call';
+      readonly toolCallId: string;
+      readonly toolName: string;
+      readonly input: string;
+    }
+  | { readonly type: 'text'; readonly text: string };
+
+// ai 5 takes provider specification v2 only; ai 6 and 7 take v3 (and warn on v2).
+const { version } = createRequire(import.meta.url)('ai/package.json') as { version: string };
+const SPECIFICATION = Number.parseInt(version, 10) >= 6 ? 'v3' : 'v2';
+
+function textOf(content: CallOptions['prompt'][number]['content']): string {
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : ''))
     .join('');
 }
 
@@ -42,11 +59,11 @@ function viewOf(options: CallOptions): ScriptView {
   let toolResults: string[] = [];
   const system: string[] = [];
   for (const message of options.prompt) {
-    if (message.role === 'system') system.push(message.content);
+    if (message.role === 'system') system.push(textOf(message.content));
     else if (message.role === 'user') {
       input = textOf(message.content);
       toolResults = [];
-    } else if (message.role === 'tool') {
+    } else if (message.role === 'tool' && typeof message.content !== 'string') {
       for (const part of message.content)
         if (part.type === 'tool-result') toolResults.push(outputText(part.output));
     }
@@ -54,45 +71,53 @@ function viewOf(options: CallOptions): ScriptView {
   return { input, system: system.join('\n'), toolResults, tools: (options.tools ?? []).map((t) => t.name) };
 }
 
-const USAGE: GenerateResult['usage'] = {
-  inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 0, text: 0, reasoning: 0 },
-};
+/** The finish reason and (zero) usage in the shape of the specification version in use. */
+function ending(reason: 'tool-calls' | 'stop') {
+  if (SPECIFICATION === 'v2') {
+    return { finishReason: reason, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0 } };
+  }
+  return {
+    finishReason: { unified: reason, raw: reason === 'tool-calls' ? 'tool_calls' : 'stop' },
+    usage: {
+      inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+      outputTokens: { total: 0, text: 0, reasoning: 0 },
+    },
+  };
+}
 
 /**
- * A scripted AI SDK language model, built on the SDK's own `MockLanguageModelV3`: no network, no
- * randomness. Each call turns the prompt into a {@link ScriptView} and answers with the script's
+ * A scripted AI SDK language model: no network, no randomness. It implements the provider
+ * specification the installed `ai` expects (v2 for ai 5, v3 for ai 6 and 7), answers
+ * `generateText` calls, and turns each prompt into a {@link ScriptView} answered with the script's
  * step as a `tool-call` or `text` part.
  */
-export function scriptedLanguageModel(script: ModelScript): MockLanguageModelV3 {
+export function scriptedLanguageModel(script: ModelScript): LanguageModel {
   let calls = 0;
-  return new MockLanguageModelV3({
+  const model = {
+    specificationVersion: SPECIFICATION,
     provider: 'countersign',
     modelId: 'scripted',
-    doGenerate: async (options) => {
+    supportedUrls: {},
+    doGenerate: async (options: CallOptions) => {
       calls += 1;
       const step = script(viewOf(options));
-      if ('toolCall' in step) {
-        return {
-          content: [
-            {
-              type: 'tool-call',
-              toolCallId: `call_${calls}`,
-              toolName: step.toolCall.name,
-              input: JSON.stringify(step.toolCall.arguments),
-            },
-          ],
-          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-          usage: USAGE,
-          warnings: [],
-        };
-      }
-      return {
-        content: [{ type: 'text', text: step.text }],
-        finishReason: { unified: 'stop', raw: 'stop' },
-        usage: USAGE,
-        warnings: [],
-      };
+      const content: Content[] =
+        'toolCall' in step
+          ? [
+              {
+                type: 'tool-call',
+                toolCallId: `call_${calls}`,
+                toolName: step.toolCall.name,
+                input: JSON.stringify(step.toolCall.arguments),
+              },
+            ]
+          : [{ type: 'text', text: step.text }];
+      return { content, ...ending('toolCall' in step ? 'tool-calls' : 'stop'), warnings: [] };
     },
-  });
+    doStream: async () => {
+      throw new Error('the scripted model answers generateText only');
+    },
+  };
+  // Which specification the SDK expects is known only at run time, so the compiler cannot check it.
+  return model as unknown as LanguageModel;
 }

@@ -4,6 +4,7 @@ import { scriptedLanguageModel } from '../../examples/ai-sdk/scripted-language-m
 import {
   type AgentBinding,
   BindingError,
+  bindingContext,
   handbackMessages,
   proposalTools,
   stopAtProposal,
@@ -39,7 +40,7 @@ const credit = (amount_minor: number) => ({
   arguments: { customer_id: 'cus-81', amount_minor, currency: 'USD' },
 });
 
-describe('countersign/ai-sdk (ai 6)', () => {
+describe('countersign/ai-sdk', () => {
   it('proposes from execute, stops at the proposal; an operator approves; the executor runs once; the next turn learns the outcome', async () => {
     const { result } = await turn('run-1', 'Pay invoice inv-104', { calls: [pay('inv-104')] });
     expect(result.steps).toHaveLength(1);
@@ -66,6 +67,32 @@ describe('countersign/ai-sdk (ai 6)', () => {
     expect(views[0]?.system).toContain(
       `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
     );
+  });
+
+  it('reads the binding from the call context when built once at startup (experimental_context in ai 5 and 6, toolsContext in ai 7)', async () => {
+    const tools = proposalTools(h.engine, (context: { runId: string }) => h.binding(context.runId));
+    for (const [runId, invoice] of [
+      ['run-a', 'inv-104'],
+      ['run-b', 'inv-105'],
+    ] as const) {
+      const { script } = plannedScript({ [`Pay invoice ${invoice}`]: { calls: [pay(invoice)] } });
+      const result = await generateText({
+        model: scriptedLanguageModel(script),
+        tools,
+        ...bindingContext(tools, { runId }),
+        stopWhen: [stepCountIs(5), stopAtProposal],
+        prompt: `Pay invoice ${invoice}`,
+      });
+      expect(String(result.toolResults[0]?.output)).toMatch(/^Proposal prp_[0-9a-z]+ \(short hash/);
+    }
+    const made = (await h.proposals()).map((p) => [
+      p.runId,
+      (p.request as { invoice_id: string }).invoice_id,
+    ]);
+    expect(made.sort()).toEqual([
+      ['run-a', 'inv-104'],
+      ['run-b', 'inv-105'],
+    ]);
   });
 
   it('returns invalid_request naming an extra key; the model corrects itself in the next step; nothing executes', async () => {
@@ -146,7 +173,7 @@ describe('countersign/ai-sdk (ai 6)', () => {
         tools,
         stopWhen: [stepCountIs(5), stopAtProposal],
         prompt: 'Pay invoice inv-104',
-        ...(context ? { experimental_context: context } : {}),
+        ...(context ? bindingContext(tools, context) : {}),
       }).then(
         () => undefined,
         (error: unknown) => error,
