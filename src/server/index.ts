@@ -44,20 +44,15 @@ export {
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from '../notify/dispatcher.js';
 export { type DeliveryAdmin, type DeliveryView, deliveryAdmin } from '../notify/deliveries.js';
 export { type EmailContext, type EmailTarget, emailSender } from '../notify/email-sender.js';
+export type { LifecycleEvent, LifecycleEventType } from '../notify/lifecycle-event.js';
 export {
-  type LifecycleEvent,
-  type LifecycleEventType,
-  lifecycleEventOf,
-} from '../notify/lifecycle-event.js';
-export {
-  checkNotifications,
   type NotificationsConfig,
   type ResolvedNotifications,
   resolveNotifications,
 } from '../notify/notify-config.js';
 export { type NotificationPayload, notificationOutbox } from '../notify/outbox-writer.js';
-export { DEFAULT_RETRY_SCHEDULE, nextAttemptAt, type RetrySchedule } from '../notify/retry-schedule.js';
-export { signWebhook, webhookKey } from '../notify/webhook-signature.js';
+export { DEFAULT_RETRY_SCHEDULE, type RetrySchedule } from '../notify/retry-schedule.js';
+export { signWebhook } from '../notify/webhook-signature.js';
 export { type WebhookTarget, webhookSender } from '../notify/webhook-sender.js';
 export type { ChannelSender, SendResult } from '../notify/channel.js';
 export type { DeliveryStatus, NotificationChannel, OutboxRecord } from '../store/sql-outbox.js';
