@@ -53,6 +53,8 @@ export {
   type AuditLine,
   type AuditPage,
   type AuditPageInput,
+  type AuditSince,
+  type AuditSinceInput,
   isAuditCursor,
   type ListInput,
   type ProposalPage,

@@ -10,6 +10,7 @@ import {
 } from '../../../src/index.js';
 import {
   createCountersignApp,
+  type EventStreams,
   PrincipalDirectory,
   type OidcConfig,
   type RunningServer,
@@ -72,6 +73,8 @@ export async function serverHarness(
     passwordSignIn?: boolean;
     /** Writes webhook notifications to the outbox and serves the deliveries (nothing delivers them). */
     notifications?: boolean;
+    /** The live event streams of `GET /api/v1/events` (default: the app's). */
+    events?: EventStreams;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -116,6 +119,7 @@ export async function serverHarness(
     ...(options.oidc ? { oidc: options.oidc } : {}),
     ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
     ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
+    ...(options.events ? { events: options.events } : {}),
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),
