@@ -12,6 +12,7 @@ import { authenticate } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
+import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
 
@@ -151,6 +152,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     }),
   );
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
+  app.route('/', liveInboxAssets());
   app.route('/', deliveryConsoleRoutes({ deliveries: options.deliveries, publicUrl }));
   app.route(
     '/',

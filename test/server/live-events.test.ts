@@ -209,3 +209,41 @@ describe.each(backends)('GET /api/v1/events over %s', (_name, openStore) => {
     await expect.poll(() => streams.open).toBe(0);
   });
 });
+
+describe("the inbox's live-update script", () => {
+  let h: ServerHarness;
+  beforeAll(async () => {
+    h = await serverHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('is a separate file under its content hash, loaded with the response nonce into an empty polite live region', async () => {
+    const op = h.tenants.acme.operators.viewer;
+    const browser = new ConsoleClient(h.url);
+    await browser.login(op.email, op.password);
+    const inbox = await browser.get('/');
+    const nonce = /script-src 'nonce-([^']+)'/.exec(
+      inbox.response.headers.get('content-security-policy') ?? '',
+    )?.[1];
+    const tag =
+      /<script nonce="([^"]+)" src="(\/assets\/live-inbox\.[0-9a-f]{12}\.js)" defer><\/script>/.exec(
+        inbox.html,
+      );
+    expect(tag?.[1]).toBe(nonce);
+    expect(inbox.html).toContain(
+      '<div id="live-inbox" class="live-inbox" aria-live="polite" aria-atomic="true" data-testid="live-inbox"></div>',
+    );
+    // Public code: served without a session, cached forever, as JavaScript (nosniff applies).
+    const script = await fetch(`${h.url}${tag![2]}`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(script.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const js = await script.text();
+    expect(js).toContain("new EventSource('/api/v1/events')");
+    expect(js).not.toContain('innerHTML');
+    // Other pages do not load it.
+    expect((await browser.get('/history')).html).not.toContain('live-inbox');
+  });
+});
