@@ -247,3 +247,19 @@ describe("the inbox's live-update script", () => {
     expect((await browser.get('/history')).html).not.toContain('live-inbox');
   });
 });
+
+describe('shutting down with open streams', () => {
+  it('ends every stream at once instead of waiting out the drain', async () => {
+    const streams = new EventStreams({ pollMs: 40, heartbeatMs: 60_000 });
+    const h = await serverHarness({ events: streams });
+    const stream = await openSse(h.url, '/api/v1/events', bearer(h.tenants.acme.operators.viewer.token));
+    expect(stream.status).toBe(200);
+    await expect.poll(() => streams.open).toBe(1);
+    const started = Date.now();
+    await h.close();
+    // The drain allows 10 s; the stream ended well before.
+    expect(Date.now() - started).toBeLessThan(3000);
+    expect(streams.open).toBe(0);
+    await expect(stream.next(1000)).rejects.toThrow('the stream ended');
+  });
+});

@@ -65,8 +65,8 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
         extra: { issues: unknown.map((key) => ({ path: `$.${key}`, message: 'unknown query parameter' })) },
       });
     const afterSeq = resumePoint(c.req.header('last-event-id'));
-    const release = streams.acquire(`${actor.tenant}\u0000${actor.id}`);
-    if (!release)
+    const slot = streams.acquire(`${actor.tenant}\u0000${actor.id}`);
+    if (!slot)
       throw new HttpProblem(
         429,
         'rate_limited',
@@ -79,7 +79,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
       // Read before answering: the stream's start is fixed when the client sees the 200.
       first = await readLiveEvents(engine, tenant, afterSeq === undefined ? {} : { afterSeq });
     } catch (error) {
-      release();
+      slot.release();
       throw error;
     }
     c.header('X-Accel-Buffering', 'no');
@@ -93,6 +93,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
         };
       });
       stream.onAbort(stop);
+      void slot.ended.then(stop);
       c.req.raw.signal.addEventListener('abort', stop, { once: true });
       try {
         await stream.write(`retry: ${RETRY_MS}\n\n`);
@@ -121,7 +122,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
         logger.warn({ err: error, tenant }, 'live event stream ended by an error');
       } finally {
         c.req.raw.signal.removeEventListener('abort', stop);
-        release();
+        slot.release();
       }
     });
   });

@@ -17,6 +17,8 @@ export class EventStreams {
   readonly heartbeatMs: number;
   readonly maxPerPrincipal: number;
   readonly #open = new Map<string, number>();
+  readonly #enders = new Set<() => void>();
+  #closed = false;
 
   constructor(options: EventStreamOptions = {}) {
     this.pollMs = options.pollMs ?? 1000;
@@ -31,18 +33,37 @@ export class EventStreams {
     return total;
   }
 
-  /** Takes a slot for `principal`; undefined when it holds the most it may. The release is idempotent. */
-  acquire(principal: string): (() => void) | undefined {
+  /**
+   * Takes a slot for `principal`; undefined when it holds the most it may. `ended` resolves when
+   * {@link close} is called (the stream should end); the release is idempotent.
+   */
+  acquire(principal: string): { readonly release: () => void; readonly ended: Promise<void> } | undefined {
     const held = this.#open.get(principal) ?? 0;
     if (held >= this.maxPerPrincipal) return undefined;
     this.#open.set(principal, held + 1);
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    if (this.#closed) end();
+    else this.#enders.add(end);
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
+      this.#enders.delete(end);
       const now = (this.#open.get(principal) ?? 1) - 1;
       if (now <= 0) this.#open.delete(principal);
       else this.#open.set(principal, now);
     };
+    return { release, ended };
+  }
+
+  /**
+   * Ends every open stream (and any opened later) so a shutdown does not wait for clients that
+   * never leave; EventSource clients reconnect to another instance with their `Last-Event-ID`.
+   */
+  close(): void {
+    this.#closed = true;
+    for (const end of this.#enders) end();
+    this.#enders.clear();
   }
 }

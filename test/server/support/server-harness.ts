@@ -10,7 +10,7 @@ import {
 } from '../../../src/index.js';
 import {
   createCountersignApp,
-  type EventStreams,
+  EventStreams,
   PrincipalDirectory,
   type OidcConfig,
   type RunningServer,
@@ -110,6 +110,7 @@ export async function serverHarness(
     }
     tenants[tenant] = { agentToken: await directory.issueAgentToken({ tenant }), operators };
   }
+  const events = options.events ?? new EventStreams();
   const app = createCountersignApp({
     engine,
     directory,
@@ -119,7 +120,7 @@ export async function serverHarness(
     ...(options.oidc ? { oidc: options.oidc } : {}),
     ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
     ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
-    ...(options.events ? { events: options.events } : {}),
+    events,
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),
@@ -128,6 +129,7 @@ export async function serverHarness(
     port: 0,
     host: '127.0.0.1',
     onClose: () => engine.close(),
+    onShutdown: () => events.close(),
   });
   return {
     url: server.url,
