@@ -43,9 +43,12 @@ import {
   type AuditLine,
   type AuditPage,
   type AuditPageInput,
+  type AuditSince,
+  type AuditSinceInput,
   type ProposalPage,
   proposalAudit,
   proposalAuditPage,
+  tenantAuditSince,
 } from './queries.js';
 import { type ProposalTimeline, proposalTimeline } from './audit-timeline.js';
 import type { AnyReadTool } from '../operation/define-read-tool.js';
@@ -209,6 +212,11 @@ export interface TypedEngine<Ops extends Operations> {
    * @throws {ConfigurationError} on a cursor this engine did not return (`isAuditCursor` checks).
    */
   auditPage(tenant: string, proposalId: string, input?: AuditPageInput): Promise<AuditPage>;
+  /**
+   * A tenant's audit events after `afterSeq` (every proposal, chain order) and where to read next:
+   * the live event feed polls it. Without `afterSeq`, from the head.
+   */
+  auditSince(tenant: string, input?: AuditSinceInput): Promise<AuditSince>;
   /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /** Safe text about a run's proposals for the next model turn; English unless `options.locale` says otherwise. */
@@ -304,6 +312,7 @@ export async function createEngine<Ops extends Operations>(
     audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
     auditPage: (tenant: string, id: string, input?: AuditPageInput) =>
       proposalAuditPage(ctx, tenant, id, input),
+    auditSince: (tenant: string, input?: AuditSinceInput) => tenantAuditSince(ctx, tenant, input),
     timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
     handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
     mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>

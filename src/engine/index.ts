@@ -56,6 +56,8 @@ export {
   type AuditLine,
   type AuditPage,
   type AuditPageInput,
+  type AuditSince,
+  type AuditSinceInput,
   isAuditCursor,
   type ListInput,
   type ProposalPage,

@@ -202,3 +202,41 @@ export async function proposalAudit(
   for await (const e of auditEvents(ctx, tenant, { proposalId })) lines.push(toAuditLine(e));
   return lines;
 }
+
+/** Where to read a tenant's chain from (see {@link tenantAuditSince}). */
+export interface AuditSinceInput {
+  /** Only events with a greater `seq`; omitted (or beyond the head): from the head, so none yet. */
+  readonly afterSeq?: number;
+  /** 1–{@link AUDIT_PAGE_MAX}, default 200. */
+  readonly limit?: number;
+}
+
+/** A slice of a tenant's whole chain and where the next read starts. */
+export interface AuditSince {
+  /** In chain order, at most `limit`. */
+  readonly events: readonly AuditEvent[];
+  /** Pass as the next `afterSeq`: the last event read, or the head when every event up to it was read. */
+  readonly lastSeq: number;
+}
+
+/**
+ * A tenant's audit events after a sequence number, every proposal, in chain order: what a live
+ * feed polls. The head is read first in the same read, so `lastSeq` never skips an event that
+ * committed after it.
+ */
+export async function tenantAuditSince(
+  ctx: Pick<EngineContext, 'store'>,
+  tenant: string,
+  input: AuditSinceInput = {},
+): Promise<AuditSince> {
+  const limit = Math.min(Math.max(Math.trunc(input.limit ?? 200), 1), AUDIT_PAGE_MAX);
+  return ctx.store.read(async (tx) => {
+    const head = (await tx.auditHead(tenant))?.seq ?? 0;
+    // A resume point beyond the head (another database, a reset) starts from the head.
+    const afterSeq = Math.min(Math.max(Math.trunc(input.afterSeq ?? head), 0), head);
+    const events = await tx.listAudit(tenant, { afterSeq, limit });
+    const last = events[events.length - 1];
+    const lastSeq = events.length === limit && last ? last.seq : Math.max(head, last?.seq ?? 0);
+    return { events, lastSeq };
+  });
+}

@@ -80,7 +80,8 @@ export function amountOf(preview: unknown): NotificationAmount | null {
   return null;
 }
 
-function titleOf(preview: unknown, fallback: string): string {
+/** The one-line title of a (redacted) preview: its `title`, else `fallback` (the operation). */
+export function titleOf(preview: unknown, fallback: string): string {
   return isRecord(preview) && typeof preview['title'] === 'string' && preview['title'].trim() !== ''
     ? preview['title']
     : fallback;

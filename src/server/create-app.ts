@@ -6,11 +6,13 @@ import type { DeliveryAdmin } from '../notify/deliveries.js';
 import type { Engine } from '../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
 import { apiRoutes } from './api/api-routes.js';
+import type { EventStreams } from './api/event-streams.js';
 import type { AppEnv } from './app-env.js';
 import { authenticate } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
+import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
 
@@ -55,6 +57,8 @@ export interface CountersignAppOptions {
   };
   /** Notification deliveries for admins (`deliveryAdmin(store)`): `/api/v1/deliveries`. */
   readonly deliveries?: DeliveryAdmin;
+  /** The live event streams of `GET /api/v1/events` (`new EventStreams({ pollMs, heartbeatMs, maxPerPrincipal })`). */
+  readonly events?: EventStreams;
 }
 
 /**
@@ -135,8 +139,18 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
 
   const auth = authenticate(options.directory, publicUrl);
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
-  app.route('/api/v1', apiRoutes({ engine: options.engine, publicUrl, deliveries: options.deliveries }));
+  app.route(
+    '/api/v1',
+    apiRoutes({
+      engine: options.engine,
+      publicUrl,
+      deliveries: options.deliveries,
+      events: options.events,
+      logger,
+    }),
+  );
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
+  app.route('/', liveInboxAssets());
   app.route('/', deliveryConsoleRoutes({ deliveries: options.deliveries, publicUrl }));
   app.route(
     '/',

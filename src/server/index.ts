@@ -28,6 +28,8 @@ export {
   type ServerReason,
 } from './http-problem.js';
 export { openApiDocument } from './api/openapi.js';
+export { type EventStreamOptions, EventStreams } from './api/event-streams.js';
+export { type LiveEvent, readLiveEvents } from '../notify/live-feed.js';
 export {
   checkOidcConfig,
   type OidcClaims,

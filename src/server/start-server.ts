@@ -30,6 +30,8 @@ export interface StartServerOptions {
   readonly drainMs?: number;
   /** Runs after the last request finished: close the engine/store here. */
   readonly onClose?: () => Promise<void>;
+  /** Runs as soon as close begins, before the drain: end long-lived responses (live event streams) here. */
+  readonly onShutdown?: () => void;
 }
 
 /**
@@ -64,6 +66,7 @@ export async function startServer(
     close: () => {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        options.onShutdown?.();
         // A keep-alive connection whose request just finished would otherwise hold the close
         // open until the client's own idle timeout.
         server.closeIdleConnections();

@@ -360,6 +360,7 @@ describe('service endpoints', () => {
     expect(Object.keys(r.body['paths'] as object).sort()).toEqual([
       '/api/v1/deliveries',
       '/api/v1/deliveries/{id}/redeliver',
+      '/api/v1/events',
       '/api/v1/grants',
       '/api/v1/grants/{id}',
       '/api/v1/grants/{id}/revoke',

@@ -13,6 +13,7 @@ import { createCountersignApp } from '../../server/create-app.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
 import { startServer } from '../../server/start-server.js';
+import { EventStreams } from '../../server/api/event-streams.js';
 import { describeStoreTarget, isPostgresTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
@@ -189,10 +190,12 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     );
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
     let mcp: McpHttpHandler | undefined;
+    const events = new EventStreams();
     const app = createCountersignApp({
       engine,
       directory,
       logger,
+      events,
       ...(metrics && metricsToken ? { metrics: { registry: metrics.registry, token: metricsToken } } : {}),
       ...(mcpModule
         ? {
@@ -215,7 +218,12 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      server = await startServer(app, { port, host, onClose: () => engine.close() });
+      server = await startServer(app, {
+        port,
+        host,
+        onClose: () => engine.close(),
+        onShutdown: () => events.close(),
+      });
     } catch (error) {
       await engine.close();
       throw error;

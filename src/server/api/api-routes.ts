@@ -19,6 +19,9 @@ import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
 import type { DeliveryAdmin } from '../../notify/deliveries.js';
 import { deliveryRoutes } from './delivery-routes.js';
+import { eventRoutes } from './event-routes.js';
+import { EventStreams } from './event-streams.js';
+import { type Logger, silentLogger } from '../../engine/engine-context.js';
 import { grantRoutes } from './grant-routes.js';
 import { openApiDocument } from './openapi.js';
 import { approvalsJson, auditLineJson, outcomeJson, proposalJson } from './proposal-json.js';
@@ -31,6 +34,9 @@ export interface ApiDependencies {
   readonly publicUrl: URL | undefined;
   /** Notification deliveries (admins): `GET /deliveries`, `POST /deliveries/:id/redeliver`. */
   readonly deliveries?: DeliveryAdmin | undefined;
+  /** The live event streams of `GET /events` (default: 1 s polls, 15 s heartbeats, 5 per principal). */
+  readonly events?: EventStreams | undefined;
+  readonly logger?: Logger | undefined;
 }
 
 const STATUSES = PROPOSAL_STATUSES;
@@ -109,6 +115,10 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
   api.route('/grants', grantRoutes({ engine, publicUrl }));
   if (deps.deliveries) api.route('/deliveries', deliveryRoutes({ deliveries: deps.deliveries, publicUrl }));
+  api.route(
+    '/events',
+    eventRoutes({ engine, streams: deps.events ?? new EventStreams(), logger: deps.logger ?? silentLogger }),
+  );
 
   api.post('/proposals', async (c) => {
     const actor = changingActor(c, publicUrl);

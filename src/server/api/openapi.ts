@@ -292,6 +292,34 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v1/events': {
+        get: {
+          summary: "The tenant's lifecycle events as Server-Sent Events (operators)",
+          description:
+            'Each event is `id: <audit seq>`, `event: proposal.created | proposal.decided | proposal.outcome`, ' +
+            '`data: { proposalId, operation, status, resolution?, short, title, at }`. Send `Last-Event-ID` to ' +
+            'get exactly the events after it; without it the stream starts now. A `: heartbeat` comment ' +
+            'comes after 15 s of quiet.',
+          parameters: [
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              required: false,
+              schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The event stream',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: agents do not receive events'),
+            '422': problem('`invalid_request`: a malformed `Last-Event-ID` or a query parameter'),
+            '429': problem('`rate_limited`: this principal has the most streams open (5); `Retry-After`'),
+          },
+        },
+      },
       '/api/v1/deliveries': {
         get: {
           summary:

@@ -10,6 +10,7 @@ import {
 } from '../../../src/index.js';
 import {
   createCountersignApp,
+  EventStreams,
   PrincipalDirectory,
   type OidcConfig,
   type RunningServer,
@@ -72,6 +73,8 @@ export async function serverHarness(
     passwordSignIn?: boolean;
     /** Writes webhook notifications to the outbox and serves the deliveries (nothing delivers them). */
     notifications?: boolean;
+    /** The live event streams of `GET /api/v1/events` (default: the app's). */
+    events?: EventStreams;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -107,6 +110,7 @@ export async function serverHarness(
     }
     tenants[tenant] = { agentToken: await directory.issueAgentToken({ tenant }), operators };
   }
+  const events = options.events ?? new EventStreams();
   const app = createCountersignApp({
     engine,
     directory,
@@ -116,6 +120,7 @@ export async function serverHarness(
     ...(options.oidc ? { oidc: options.oidc } : {}),
     ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
     ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
+    events,
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),
@@ -124,6 +129,7 @@ export async function serverHarness(
     port: 0,
     host: '127.0.0.1',
     onClose: () => engine.close(),
+    onShutdown: () => events.close(),
   });
   return {
     url: server.url,

@@ -4,6 +4,7 @@ import type { Proposal } from '../../../engine/proposal.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
 import { layout } from '../layout.js';
+import { liveInbox } from '../live-inbox.js';
 import { findTextHazards } from '../../../operation/text-hazards.js';
 import { userText } from '../render-text.js';
 import { previewTitle } from '../render-value.js';
@@ -43,6 +44,7 @@ export function inboxPage(input: {
     </tr>`,
   );
   const body = html`<main id="main">
+  ${liveInbox(input.nonce)}
   <div class="page-head">
     <div>
       <h1>Inbox</h1>
