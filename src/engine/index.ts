@@ -54,6 +54,7 @@ export {
   type AuditPage,
   type AuditPageInput,
   isAuditCursor,
+  type CountInput,
   type ListInput,
   type ProposalPage,
 } from './queries.js';
