@@ -66,16 +66,15 @@ function decodeCursor(cursor: string | undefined): Position | undefined {
   const created = /^(\d{1,15})~(prp_[0-9a-z]{1,40})$/.exec(text);
   if (created) return { sort: 'created', createdAt: Number(created[1]), id: created[2]! };
   const keyed = /^(expires|amount)~(-?\d{1,16}(?:\.\d{1,16})?)~(prp_[0-9a-z]{1,40})$/.exec(text);
-  return keyed
-    ? { sort: keyed[1] as 'expires' | 'amount', key: Number(keyed[2]), id: keyed[3]! }
-    : undefined;
+  return keyed ? { sort: keyed[1] as 'expires' | 'amount', key: Number(keyed[2]), id: keyed[3]! } : undefined;
 }
 
 /** The preview's `amount.minor` when it is a number, else -1: the store's amount order, in code. */
 function amountKey(record: ProposalRecord): number {
   try {
     const preview: unknown = JSON.parse(record.previewJson);
-    const amount = typeof preview === 'object' && preview !== null ? Reflect.get(preview, 'amount') : undefined;
+    const amount =
+      typeof preview === 'object' && preview !== null ? Reflect.get(preview, 'amount') : undefined;
     const minor = typeof amount === 'object' && amount !== null ? Reflect.get(amount, 'minor') : undefined;
     return typeof minor === 'number' && Number.isFinite(minor) ? minor : -1;
   } catch {
@@ -139,7 +138,11 @@ function filterOf(input: CountInput) {
 }
 
 /** How many of a tenant's proposals match `input`: all of them, never a page. */
-export async function countListed(ctx: EngineContext, tenant: string, input: CountInput = {}): Promise<number> {
+export async function countListed(
+  ctx: EngineContext,
+  tenant: string,
+  input: CountInput = {},
+): Promise<number> {
   return ctx.store.read((tx) => tx.countMatchingProposals(tenant, filterOf(input)));
 }
 
