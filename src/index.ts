@@ -127,6 +127,7 @@ export {
   type AuditPage,
   type AuditPageInput,
   type Clock,
+  type CountInput,
   type ContractOf,
   createEngine,
   type DecisionAction,
@@ -248,7 +249,7 @@ export {
 } from './audit/index.js';
 
 // What `createEngine` is given and what proposals report; a store's full contract is `countersign/store`.
-export type { Store } from './store/store.js';
+export type { ProposalSort, Store } from './store/store.js';
 export { FINAL_STATUSES, PROPOSAL_STATUSES, type ProposalStatus } from './store/records.js';
 
 // Every error class, from one place.

@@ -38,6 +38,8 @@ import {
 } from './proposal-quota.js';
 import {
   getProposal,
+  type CountInput,
+  countListed,
   type ListInput,
   listProposals,
   type AuditLine,
@@ -204,6 +206,8 @@ export interface TypedEngine<Ops extends Operations> {
     tenant: string,
     input?: ListInput<K>,
   ): Promise<ProposalPage<Ops, K>>;
+  /** How many of a tenant's proposals match `input` (all of them, however many pages a list takes). */
+  count(tenant: string, input?: CountInput<OperationKind<Ops>>): Promise<number>;
   /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
   audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
   /**
@@ -309,6 +313,7 @@ export async function createEngine<Ops extends Operations>(
     expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
     get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
     list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),
+    count: (tenant: string, input?: CountInput) => countListed(ctx, tenant, input),
     audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
     auditPage: (tenant: string, id: string, input?: AuditPageInput) =>
       proposalAuditPage(ctx, tenant, id, input),

@@ -59,6 +59,7 @@ export {
   type AuditSince,
   type AuditSinceInput,
   isAuditCursor,
+  type CountInput,
   type ListInput,
   type ProposalPage,
 } from './queries.js';

@@ -1,7 +1,7 @@
 import type { AuditEvent, AuditStep } from '../audit/event.js';
 import { displayHash } from '../canonical/digest.js';
 import { ConfigurationError } from '../canonical/errors.js';
-import type { AuditQuery, StoreReader } from '../store/store.js';
+import type { AuditQuery, ProposalSort, StoreReader } from '../store/store.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
 import { policyOf, type Proposal, toProposal } from './proposal.js';
@@ -24,10 +24,19 @@ export interface ListInput<Kind extends string = string> {
   readonly operation?: Kind;
   /** Only the proposals this principal made; the cursor then never names anyone else's. */
   readonly requestedBy?: string;
+  /** A proposal id, a short hash (or longer digest prefix), or words of the preview's title. */
+  readonly search?: string;
+  /** Only proposals last changed at or after this time (epoch ms). */
+  readonly updatedSince?: number;
+  /** The order (default `created`, newest first); a cursor belongs to the order it came from. */
+  readonly sort?: ProposalSort;
   /** 1–200, default 50. */
   readonly limit?: number;
   readonly cursor?: string;
 }
+
+/** Which proposals {@link countListed} counts: a list's filters, without order or page. */
+export type CountInput<Kind extends string = string> = Omit<ListInput<Kind>, 'sort' | 'limit' | 'cursor'>;
 
 /** The recorded approvals of a proposal that needs several; none is read for a single approval. */
 async function approvalsOf(tx: StoreReader, record: ProposalRecord): Promise<ApprovalRecord[]> {
@@ -47,28 +56,63 @@ export async function getProposal(
   return found ? toProposal(found.record, ctx.clock.now(), found.approvals) : undefined;
 }
 
-function decodeCursor(cursor: string | undefined): { createdAt: number; id: string } | undefined {
+type Position =
+  | { readonly sort: 'created'; readonly createdAt: number; readonly id: string }
+  | { readonly sort: 'expires' | 'amount'; readonly key: number; readonly id: string };
+
+function decodeCursor(cursor: string | undefined): Position | undefined {
   if (!cursor) return undefined;
-  const match = /^(\d{1,15})~(prp_[0-9a-z]{1,40})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  return match ? { createdAt: Number(match[1]), id: match[2]! } : undefined;
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const created = /^(\d{1,15})~(prp_[0-9a-z]{1,40})$/.exec(text);
+  if (created) return { sort: 'created', createdAt: Number(created[1]), id: created[2]! };
+  const keyed = /^(expires|amount)~(-?\d{1,16}(?:\.\d{1,16})?)~(prp_[0-9a-z]{1,40})$/.exec(text);
+  return keyed ? { sort: keyed[1] as 'expires' | 'amount', key: Number(keyed[2]), id: keyed[3]! } : undefined;
 }
 
-/** A tenant's proposals, newest first, paginated by an opaque cursor. */
+/** The preview's `amount.minor` when it is a number, else -1: the store's amount order, in code. */
+function amountKey(record: ProposalRecord): number {
+  try {
+    const preview: unknown = JSON.parse(record.previewJson);
+    const amount =
+      typeof preview === 'object' && preview !== null ? Reflect.get(preview, 'amount') : undefined;
+    const minor = typeof amount === 'object' && amount !== null ? Reflect.get(amount, 'minor') : undefined;
+    return typeof minor === 'number' && Number.isFinite(minor) ? minor : -1;
+  } catch {
+    return -1;
+  }
+}
+
+function encodeCursor(sort: ProposalSort, last: ProposalRecord): string {
+  const text =
+    sort === 'created'
+      ? `${last.createdAt}~${last.id}`
+      : `${sort}~${sort === 'expires' ? last.expiresAt : amountKey(last)}~${last.id}`;
+  return Buffer.from(text).toString('base64url');
+}
+
+/**
+ * A tenant's proposals in `input.sort` order (newest first by default), paginated by an opaque
+ * cursor. A cursor from another order (or not from this engine) starts at the first page.
+ */
 export async function listProposals(
   ctx: EngineContext,
   tenant: string,
   input: ListInput = {},
 ): Promise<ProposalPage> {
   const limit = Math.min(Math.max(Math.trunc(input.limit ?? 50), 1), 200);
-  const before = decodeCursor(input.cursor);
+  const sort = input.sort ?? 'created';
+  const decoded = decodeCursor(input.cursor);
+  const position = decoded?.sort === sort ? decoded : undefined;
   const { records, approvals } = await ctx.store.read(async (tx) => {
     const records = await tx.listProposals(tenant, {
       limit: limit + 1,
-      ...(input.status !== undefined ? { status: input.status } : {}),
-      ...(input.runId !== undefined ? { runId: input.runId } : {}),
-      ...(input.operation !== undefined ? { operation: input.operation } : {}),
-      ...(input.requestedBy !== undefined ? { requestedBy: input.requestedBy } : {}),
-      ...(before ? { before } : {}),
+      ...filterOf(input),
+      ...(sort !== 'created' ? { sort } : {}),
+      ...(position?.sort === 'created'
+        ? { before: { createdAt: position.createdAt, id: position.id } }
+        : position
+          ? { after: { key: position.key, id: position.id } }
+          : {}),
     });
     const approvals = await Promise.all(records.slice(0, limit).map((r) => approvalsOf(tx, r)));
     return { records, approvals };
@@ -78,10 +122,28 @@ export async function listProposals(
   const now = ctx.clock.now();
   return {
     items: page.map((r, i) => toProposal(r, now, approvals[i])),
-    ...(records.length > limit && last
-      ? { nextCursor: Buffer.from(`${last.createdAt}~${last.id}`).toString('base64url') }
-      : {}),
+    ...(records.length > limit && last ? { nextCursor: encodeCursor(sort, last) } : {}),
   };
+}
+
+function filterOf(input: CountInput) {
+  return {
+    ...(input.status !== undefined ? { status: input.status } : {}),
+    ...(input.runId !== undefined ? { runId: input.runId } : {}),
+    ...(input.operation !== undefined ? { operation: input.operation } : {}),
+    ...(input.requestedBy !== undefined ? { requestedBy: input.requestedBy } : {}),
+    ...(input.search !== undefined ? { search: input.search } : {}),
+    ...(input.updatedSince !== undefined ? { updatedSince: input.updatedSince } : {}),
+  };
+}
+
+/** How many of a tenant's proposals match `input`: all of them, never a page. */
+export async function countListed(
+  ctx: EngineContext,
+  tenant: string,
+  input: CountInput = {},
+): Promise<number> {
+  return ctx.store.read((tx) => tx.countMatchingProposals(tenant, filterOf(input)));
 }
 
 /** An audit event with the short hashes an operator matches by eye. */

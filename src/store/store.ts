@@ -11,16 +11,38 @@ import type {
   ProposalStatus,
 } from './records.js';
 
-/** How a query of proposals is narrowed and paged. Results are newest first. */
-export interface ProposalQuery {
+/**
+ * The orders a list of proposals can take: `created` newest first (the default), `expires` the
+ * least time left first, `amount` the largest preview `amount.minor` first (a preview without a
+ * money `amount` sorts last). Each breaks ties by id, so pages are disjoint and complete.
+ */
+export type ProposalSort = 'created' | 'expires' | 'amount';
+
+/** Which proposals a list or a count covers (every field narrows; all are parameters, never SQL text). */
+export interface ProposalFilter {
   readonly status?: ProposalStatus | readonly ProposalStatus[];
   readonly runId?: string;
   readonly operation?: string;
   /** Only the proposals this principal made (an agent's own reads). */
   readonly requestedBy?: string;
+  /**
+   * Text an operator searches for: a proposal id (exact), a short hash or any longer prefix of the
+   * contract digest, or words in the preview's `title` (case-insensitive for ASCII; `%` and `_` are
+   * literal).
+   */
+  readonly search?: string;
+  /** Only proposals last changed at or after this time (epoch ms): e.g. recently decided ones. */
+  readonly updatedSince?: number;
+}
+
+/** How a query of proposals is narrowed and paged. Results are newest first unless `sort` says otherwise. */
+export interface ProposalQuery extends ProposalFilter {
   readonly limit: number;
-  /** Return proposals created before this (createdAt, id) position. */
+  readonly sort?: ProposalSort;
+  /** Return proposals created before this (createdAt, id) position (the `created` order only). */
   readonly before?: { readonly createdAt: number; readonly id: string };
+  /** Return proposals after this position in `sort`: the sort key of the last one seen and its id. */
+  readonly after?: { readonly key: number; readonly id: string };
 }
 
 /** Which proposals {@link StoreTransaction.countProposals} counts: a tenant's, or one requester's. */
@@ -109,6 +131,7 @@ export type StoreReader = Pick<
   | 'listProposals'
   | 'listExpired'
   | 'countProposals'
+  | 'countMatchingProposals'
   | 'getAttempt'
   | 'listAttempts'
   | 'listExpiredLeases'
@@ -142,6 +165,8 @@ export interface StoreTransaction {
    * proposal quotas. Indexed: cost grows with the rows counted, never with the table.
    */
   countProposals(tenant: string, query: ProposalCountQuery): Promise<ProposalCounts>;
+  /** How many of a tenant's proposals match `filter` (every one, not a page): the console's tab counts. */
+  countMatchingProposals(tenant: string, filter: ProposalFilter): Promise<number>;
   /** Pending proposals whose expiry is at or before `now`, across tenants, oldest first. */
   listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]>;
   insertAttempt(record: AttemptRecord): Promise<void>;

@@ -7,7 +7,7 @@ import {
   type GrantRecord,
   type ProposalRecord,
 } from '../store/records.js';
-import type { Store } from '../store/store.js';
+import type { ProposalFilter, ProposalQuery, Store } from '../store/store.js';
 
 /** One behaviour every store must have; run each with your test framework's `it`/`test`. */
 export interface ConformanceCase {
@@ -317,6 +317,99 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       );
       assert.deepEqual([...page1, ...page2].map((r) => r.id).sort(), records.map((r) => r.id).sort());
     }),
+    withStore(
+      'listProposals searches, sorts and pages by time left and amount; countMatchingProposals counts every match, per tenant',
+      async (store) => {
+        const pay = (minor: number | string, title: string) =>
+          JSON.stringify({ title, amount: { minor, currency: 'USD' } });
+        const records = [
+          sampleProposal({
+            previewJson: pay(500, 'Pay Northwind 5.00 USD'),
+            expiresAt: 900,
+            digest: 'c'.repeat(64),
+          }),
+          sampleProposal({ previewJson: pay(90_000, 'Pay 100% of Acme_Co'), expiresAt: 300 }),
+          sampleProposal({ previewJson: pay(7_000, 'Pay 100 percent of AcmeXCo'), expiresAt: 600 }),
+          sampleProposal({
+            previewJson: '{"title":"Send the report"}',
+            expiresAt: 100,
+            status: 'declined',
+            updatedAt: 5,
+          }),
+          sampleProposal({
+            previewJson: pay('lots', 'Pay an odd amount'),
+            expiresAt: 700,
+            operation: 'order.refund',
+          }),
+        ];
+        const foreign = sampleProposal({ tenant: 'globex', previewJson: pay(1, 'Pay Northwind 0.01 USD') });
+        await store.transaction(async (tx) => {
+          for (const r of [...records, foreign]) await tx.insertProposal(r);
+        });
+        const ids = (rows: readonly ProposalRecord[]) => rows.map((r) => r.id);
+        const list = (query: Omit<ProposalQuery, 'limit'> & { limit?: number }) =>
+          store.read((tx) => tx.listProposals('acme', { limit: 10, ...query }));
+        const count = (filter: ProposalFilter) =>
+          store.read((tx) => tx.countMatchingProposals('acme', filter));
+        const [a, b, c, d, e] = records as [
+          ProposalRecord,
+          ProposalRecord,
+          ProposalRecord,
+          ProposalRecord,
+          ProposalRecord,
+        ];
+        assert.deepEqual(ids(await list({ search: 'northwind' })), [a.id]);
+        assert.deepEqual(ids(await list({ search: b.id })), [b.id]);
+        assert.deepEqual(ids(await list({ search: 'cccccccccccc' })), [a.id]);
+        // LIKE wildcards in the operator's text are literal.
+        assert.deepEqual(ids(await list({ search: '100%' })), [b.id]);
+        assert.deepEqual(ids(await list({ search: 'acme_co' })), [b.id]);
+        assert.deepEqual(ids(await list({ search: '%' })), [b.id]);
+        assert.deepEqual(ids(await list({ search: "'; DROP TABLE countersign_proposals; --" })), []);
+        assert.deepEqual(ids(await list({ sort: 'expires' })), [d.id, b.id, c.id, e.id, a.id]);
+        assert.deepEqual(ids(await list({ sort: 'amount' })), [
+          b.id,
+          c.id,
+          a.id,
+          ...[d.id, e.id].sort().reverse(),
+        ]);
+        assert.deepEqual(
+          ids(await list({ updatedSince: 6, status: 'pending', operation: 'invoice.pay' })).sort(),
+          [a.id, b.id, c.id].sort(),
+        );
+        for (const sort of ['expires', 'amount', 'created'] as const) {
+          const whole = ids(await list({ sort }));
+          const seen: string[] = [];
+          let after: { key: number; id: string } | undefined;
+          for (let i = 0; i < 5; i++) {
+            const page = await list({ sort, limit: 2, ...(after ? { after } : {}) });
+            seen.push(...ids(page));
+            const last = page[page.length - 1];
+            if (page.length < 2 || !last) break;
+            const preview = JSON.parse(last.previewJson) as { amount?: { minor?: unknown } };
+            const minor = preview.amount?.minor;
+            const key =
+              sort === 'expires'
+                ? last.expiresAt
+                : sort === 'created'
+                  ? last.createdAt
+                  : typeof minor === 'number'
+                    ? minor
+                    : -1;
+            after = { key, id: last.id };
+          }
+          assert.deepEqual(seen, whole, `pages in ${sort} order`);
+        }
+        assert.equal(await count({}), 5);
+        assert.equal(await count({ status: 'pending' }), 4);
+        assert.equal(await count({ status: 'pending', search: 'northwind' }), 1);
+        assert.equal(await count({ status: [] }), 0);
+        assert.equal(
+          await store.read((tx) => tx.countMatchingProposals('globex', { search: 'northwind' })),
+          1,
+        );
+      },
+    ),
     withStore('listExpired returns pending proposals at or past expiry across tenants', async (store) => {
       const due = sampleProposal({ expiresAt: 100 });
       const later = sampleProposal({ expiresAt: 200 });

@@ -24,7 +24,10 @@ import { readDeviceCookie, writeDeviceCookie } from './device-cookie.js';
 import { loginToken, readLoginToken } from './login-token.js';
 import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
-import { inboxPage } from './pages/inbox-page.js';
+import { INBOX_SCRIPT } from './inbox-script.js';
+import { type InboxQuery, parseInboxQuery } from './inbox-query.js';
+import { listedFields } from './list-preview.js';
+import { inboxPage, inboxQueryErrorPage } from './pages/inbox-page.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
 import { mountSso } from './sso-routes.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
@@ -48,6 +51,9 @@ export interface ConsoleDependencies {
 }
 
 const HISTORY: readonly ProposalStatus[] = [...FINAL_STATUSES, 'needs_reconciliation', 'executing'];
+// The inbox's "recently decided" tab: decided or running proposals changed within a day.
+const RECENT: readonly ProposalStatus[] = [...FINAL_STATUSES, 'executing'];
+const RECENT_MS = 24 * 60 * 60_000;
 
 function safeNext(value: string | undefined): string {
   return value && /^\/(?![/\\])[A-Za-z0-9_\-/?=&.%~]{0,300}$/.test(value) ? value : '/';
@@ -157,7 +163,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   const page = (
     c: Context<AppEnv>,
     body: HtmlEscapedString,
-    status: 200 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
+    status: 200 | 400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
   ) => {
     c.header('Cache-Control', 'no-store');
     return c.html(body, status);
@@ -398,21 +404,64 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     return c.redirect('/login', 303);
   });
 
+  app.get(INBOX_SCRIPT.path, (c) => {
+    c.header('Cache-Control', 'public, max-age=31536000, immutable');
+    return c.body(INBOX_SCRIPT.js, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
+  });
+
   app.get('/', async (c) => {
     const signedIn = sessionOf(c);
     if (!signedIn) return toLogin(c);
-    const cursor = c.req.query('cursor');
-    const list = await engine.list(signedIn.session.actor.tenant, {
-      status: 'pending',
-      limit: 50,
-      ...(cursor ? { cursor } : {}),
-    });
+    const { session } = signedIn;
+    const parsed = parseInboxQuery((name) => c.req.query(name));
+    if (parsed.kind === 'invalid')
+      return page(
+        c,
+        inboxQueryErrorPage({
+          nonce: nonce(c),
+          session,
+          parameter: parsed.parameter,
+          message: parsed.message,
+        }),
+        400,
+      );
+    const { query } = parsed;
+    const tenant = session.actor.tenant;
+    // Recently decided: anything past a decision but reconciliation, changed in the last day.
+    const since = clock.now() - RECENT_MS;
+    const tabFilter = (status: InboxQuery['status']) =>
+      status === 'recent' ? { status: RECENT, updatedSince: since } : { status };
+    const filter = {
+      ...(query.operation !== undefined ? { operation: query.operation } : {}),
+      ...(query.requester !== undefined ? { requestedBy: query.requester } : {}),
+      ...(query.q !== undefined ? { search: query.q } : {}),
+    };
+    const [list, pending, reconcile, recent, total] = await Promise.all([
+      engine.list(tenant, {
+        ...filter,
+        ...tabFilter(query.status),
+        sort: query.sort,
+        limit: 50,
+        ...(query.cursor ? { cursor: query.cursor } : {}),
+      }),
+      engine.count(tenant, { ...filter, ...tabFilter('pending') }),
+      engine.count(tenant, { ...filter, ...tabFilter('needs_reconciliation') }),
+      engine.count(tenant, { ...filter, ...tabFilter('recent') }),
+      engine.count(tenant, { ...filter, ...tabFilter(query.status) }),
+    ]);
     return page(
       c,
       inboxPage({
         nonce: nonce(c),
-        session: signedIn.session,
-        items: list.items,
+        session,
+        query,
+        items: list.items.map((proposal) => ({
+          proposal,
+          fields: listedFields(proposal, engine.operations.get(proposal.operation)),
+        })),
+        counts: { pending, needs_reconciliation: reconcile, recent },
+        total,
+        operations: [...engine.operations.keys()].sort(),
         now: clock.now(),
         nextCursor: list.nextCursor,
       }),

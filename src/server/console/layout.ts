@@ -14,6 +14,8 @@ export interface LayoutInput {
   readonly body: HtmlEscapedString;
   /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
   readonly head?: HtmlEscapedString;
+  /** Paths of same-origin scripts this page loads after its body (each under the CSP nonce). */
+  readonly scripts?: readonly string[];
 }
 
 // The one script: disables a submit button once its form is sent, so a double click cannot send
@@ -64,6 +66,7 @@ ${input.head ?? ''}
 </header>
 ${input.body}
 <script nonce="${input.nonce}">${trusted(SCRIPT)}</script>
+${(input.scripts ?? []).map((src) => html`<script nonce="${input.nonce}" src="${src}" defer></script>`)}
 </body>
 </html>` as HtmlEscapedString;
 }

@@ -68,6 +68,18 @@ table.list .sub { color: var(--muted); font-size: 13px; margin-top: 2px; }
 .empty { background: var(--panel); border: 1px dashed var(--line-strong); border-radius: var(--radius); padding: 48px 24px; text-align: center; color: var(--muted); }
 .empty strong { display: block; color: var(--ink); font-size: 16px; margin-bottom: 4px; }
 .pager { margin-top: 14px; text-align: right; }
+.tabs { display: flex; gap: 4px; flex-wrap: wrap; border-bottom: 1px solid var(--line); margin-bottom: 14px; }
+.tabs a { padding: 8px 12px; color: var(--muted); text-decoration: none; border-bottom: 3px solid transparent; font-weight: 560; }
+.tabs a[aria-current="page"] { color: var(--ink); border-bottom-color: var(--accent); }
+.tabs .count { display: inline-block; min-width: 22px; padding: 0 6px; border-radius: 999px; background: var(--neutral-bg); color: var(--ink); font-size: 12.5px; text-align: center; }
+.filters { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-end; margin-bottom: 16px; }
+.filters label { margin-top: 0; }
+.filters select, .filters input { min-width: 180px; }
+.filters input[type="search"] { font: inherit; padding: 8px 10px; border: 1px solid var(--line-strong); border-radius: 6px; min-width: 260px; }
+.filters select { font: inherit; padding: 8px 10px; border: 1px solid var(--line-strong); border-radius: 6px; background: var(--panel); }
+table.list tr[data-current] { background: var(--info-bg); box-shadow: inset 4px 0 0 var(--accent); }
+.keys { margin-top: 18px; }
+kbd { font-family: var(--mono); font-size: 12px; border: 1px solid var(--line-strong); border-bottom-width: 2px; border-radius: 4px; padding: 0 5px; background: var(--panel); }
 
 .badge { display: inline-flex; align-items: center; gap: 6px; padding: 3px 10px; border-radius: 999px; font-size: 12.5px; font-weight: 600; white-space: nowrap; background: var(--neutral-bg); color: var(--muted); }
 .badge::before { content: ""; width: 7px; height: 7px; border-radius: 50%; background: currentColor; }

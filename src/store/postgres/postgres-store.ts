@@ -1,13 +1,7 @@
 import type { ChainHead } from '../../audit/event.js';
 import { ConfigurationError } from '../../canonical/errors.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import type {
-  ApprovalRecord,
-  AttemptRecord,
-  GrantRecord,
-  ProposalRecord,
-  ProposalStatus,
-} from '../records.js';
+import type { ApprovalRecord, AttemptRecord, GrantRecord, ProposalRecord } from '../records.js';
 import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
   APPROVAL_COLUMNS,
@@ -20,8 +14,9 @@ import {
   toRow,
 } from '../sql-columns.js';
 import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
+import { countMatchingSql, listProposalsSql, POSTGRES_PREVIEW_SQL } from '../sql-proposals.js';
 import { GRANT_SQL } from '../sql-grants.js';
-import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
+import type { Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { POSTGRES_MIGRATIONS } from './migrations.js';
 import { lastResult, openPgPool, type PgPool, type PgPoolClient, type PgQueryable } from './pg-driver.js';
 import { toPositional } from './positional-placeholders.js';
@@ -316,7 +311,17 @@ function storeTransaction(client: PgQueryable): StoreTransaction {
       ]);
       return rows[0] ? proposal(rows[0]) : undefined;
     },
-    listProposals: async (tenant, query) => (await q(...listProposalsSql(tenant, query))).rows.map(proposal),
+    listProposals: async (tenant, query) => {
+      // PostgreSQL refuses text holding NUL: such a filter matches nothing.
+      if (unmatchable(tenant, query.search, query.operation, query.requestedBy, query.runId)) return [];
+      const [sql, params] = listProposalsSql(tenant, query, POSTGRES_PREVIEW_SQL);
+      return (await q(toPositional(sql), params)).rows.map(proposal);
+    },
+    countMatchingProposals: async (tenant, filter) => {
+      if (unmatchable(tenant, filter.search, filter.operation, filter.requestedBy, filter.runId)) return 0;
+      const [sql, params] = countMatchingSql(tenant, filter, POSTGRES_PREVIEW_SQL);
+      return Number((await q(toPositional(sql), params)).rows[0]?.['n'] ?? 0);
+    },
     updateProposal: async (tenant, id, expected, patch) => {
       const { sets, params, columns } = assignments(PROPOSAL_COLUMNS, patch);
       if (sets.length === 0) throw new Error('updateProposal: empty patch');
@@ -466,27 +471,4 @@ function assignments(fieldColumns: readonly (readonly [string, string])[], patch
     sets.push(`${column} = $${params.length}`);
   }
   return { sets, params, columns };
-}
-
-function listProposalsSql(tenant: string, query: ProposalQuery): [string, unknown[]] {
-  const params: unknown[] = [tenant];
-  const p = (value: unknown) => {
-    params.push(value);
-    return `$${params.length}`;
-  };
-  const where = ['tenant = $1'];
-  if (query.status !== undefined) {
-    const statuses: readonly ProposalStatus[] =
-      typeof query.status === 'string' ? [query.status] : query.status;
-    where.push(statuses.length === 0 ? 'FALSE' : `status IN (${statuses.map(p).join(', ')})`);
-  }
-  if (query.runId !== undefined) where.push(`run_id = ${p(query.runId)}`);
-  if (query.operation !== undefined) where.push(`operation = ${p(query.operation)}`);
-  if (query.requestedBy !== undefined) where.push(`requested_by = ${p(query.requestedBy)}`);
-  if (query.before) {
-    const at = p(query.before.createdAt);
-    where.push(`(created_at < ${at} OR (created_at = ${at} AND id < ${p(query.before.id)}))`);
-  }
-  const sql = `SELECT * FROM countersign_proposals WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${p(query.limit)}`;
-  return [sql, params];
 }

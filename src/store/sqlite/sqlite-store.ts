@@ -10,7 +10,6 @@ import type {
   AttemptStatus,
   GrantRecord,
   ProposalRecord,
-  ProposalStatus,
 } from '../records.js';
 import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
 import {
@@ -25,7 +24,8 @@ import {
 } from '../sql-columns.js';
 import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
-import type { ProposalQuery, Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
+import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../sql-proposals.js';
+import type { Store, StoreCapabilities, StoreReader, StoreTransaction } from '../store.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 
 /**
@@ -253,7 +253,16 @@ export class SqliteStore implements Store {
       },
       getProposal: async (tenant, id) =>
         proposal(stmt('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?').get(tenant, id)),
-      listProposals: async (tenant, query) => listProposals(stmt, tenant, query),
+      listProposals: async (tenant, query) => {
+        const [sql, params] = listProposalsSql(tenant, query, SQLITE_PREVIEW_SQL);
+        return stmt(sql)
+          .all(...params)
+          .map((row) => fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>));
+      },
+      countMatchingProposals: async (tenant, filter) => {
+        const [sql, params] = countMatchingSql(tenant, filter, SQLITE_PREVIEW_SQL);
+        return Number((stmt(sql).get(...params) as { n: number } | undefined)?.n ?? 0);
+      },
       updateProposal: async (tenant, id, expected, patch) => {
         const { sets, values } = assignments(PROPOSAL_COLUMNS, patch as Record<string, unknown>);
         if (sets.length === 0) throw new Error('updateProposal: empty patch');
@@ -371,39 +380,4 @@ function assignments(columns: readonly (readonly [string, string])[], patch: Rec
     values.push(value);
   }
   return { sets, values };
-}
-
-function listProposals(
-  stmt: (sql: string) => SqliteStatement,
-  tenant: string,
-  query: ProposalQuery,
-): ProposalRecord[] {
-  const where = ['tenant = ?'];
-  const params: unknown[] = [tenant];
-  if (query.status !== undefined) {
-    const statuses: readonly ProposalStatus[] =
-      typeof query.status === 'string' ? [query.status] : query.status;
-    where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-    params.push(...statuses);
-  }
-  if (query.runId !== undefined) {
-    where.push('run_id = ?');
-    params.push(query.runId);
-  }
-  if (query.operation !== undefined) {
-    where.push('operation = ?');
-    params.push(query.operation);
-  }
-  if (query.requestedBy !== undefined) {
-    where.push('requested_by = ?');
-    params.push(query.requestedBy);
-  }
-  if (query.before) {
-    where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-    params.push(query.before.createdAt, query.before.createdAt, query.before.id);
-  }
-  const sql = `SELECT * FROM countersign_proposals WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`;
-  return stmt(sql)
-    .all(...params, query.limit)
-    .map((row) => fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row as Record<string, unknown>));
 }
