@@ -107,17 +107,32 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
         ? { kind: 'succeeded', result: { payment_id: payment.paymentId } }
         : { kind: 'not_found', message: 'The provider has no payment for this attempt; nothing was paid.' };
     },
-    handback: (outcome) => {
-      switch (outcome.kind) {
-        case 'succeeded':
-          return `The invoice was paid (payment ${outcome.result.payment_id}).`;
-        case 'needs_reconciliation':
-          return 'The payment provider did not confirm the payment; an operator is reconciling it. Do not propose it again.';
-        case 'revision_required':
-          return `The payment was not made: ${outcome.reason} Propose again if it is still wanted.`;
-        case 'terminal_failure':
-          return `The payment failed and will not be retried (correlation id ${outcome.correlationId}).`;
-      }
+    // One text per language (English is the fallback); the engine picks by the reader's locale.
+    handback: {
+      en: (outcome) => {
+        switch (outcome.kind) {
+          case 'succeeded':
+            return `The invoice was paid (payment ${outcome.result.payment_id}).`;
+          case 'needs_reconciliation':
+            return 'The payment provider did not confirm the payment; an operator is reconciling it. Do not propose it again.';
+          case 'revision_required':
+            return `The payment was not made: ${outcome.reason} Propose again if it is still wanted.`;
+          case 'terminal_failure':
+            return `The payment failed and will not be retried (correlation id ${outcome.correlationId}).`;
+        }
+      },
+      de: (outcome) => {
+        switch (outcome.kind) {
+          case 'succeeded':
+            return `Die Rechnung wurde bezahlt (Zahlung ${outcome.result.payment_id}).`;
+          case 'needs_reconciliation':
+            return 'Der Zahlungsdienst hat die Zahlung nicht bestätigt; sie wird abgeglichen. Nicht erneut vorschlagen.';
+          case 'revision_required':
+            return `Die Zahlung wurde nicht ausgeführt: ${outcome.reason} Bei Bedarf neu vorschlagen.`;
+          case 'terminal_failure':
+            return `Die Zahlung ist fehlgeschlagen und wird nicht wiederholt (Korrelations-ID ${outcome.correlationId}).`;
+        }
+      },
     },
   });
 }

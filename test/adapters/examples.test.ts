@@ -36,6 +36,17 @@ describe('the adapter examples run with their scripted model', () => {
     });
   }
 
+  it("examples/openai-agents/main.ts reads only its own tenant's invoices and hands the outcome back in German", async () => {
+    const { code, stdout } = await runExample('examples/openai-agents/main.ts');
+    expect(code).toBe(0);
+    // acme's open invoices: the shared ones and its own inv-108, never globex's inv-201/inv-202.
+    expect(stdout).toContain('turn 0: Open invoices: inv-104, inv-105, inv-106, inv-107, inv-108\n');
+    expect(stdout).not.toMatch(/inv-20[12]/);
+    expect(stdout).toMatch(
+      /\nde: - invoice\.pay prp_[0-9a-z]+ \([0-9a-f]{12}\): erfolgreich\. Die Rechnung wurde bezahlt \(Zahlung pay_1\)\.\n/,
+    );
+  });
+
   it('examples/langgraph/main.ts (the graph docs/adapters.md shows) stops at the proposal after one model call, and a missing run_id rejects the invocation', async () => {
     const { code, stdout } = await runExample('examples/langgraph/main.ts');
     expect(code).toBe(0);

@@ -150,7 +150,7 @@ describe('engine.handback in a locale', () => {
     expect(await textsIn('fr')).toEqual(['L’opération approuvée a réussi.']);
   });
 
-  it('keeps an English-only handback written before locales working, unchanged, in every locale', async () => {
+  it("picks the operation's own text per language, and English for a language it does not write", async () => {
     const p = await propose(
       h.engine,
       'invoice.pay',
@@ -161,7 +161,9 @@ describe('engine.handback in a locale', () => {
     await execute(p);
     const [en] = await textsIn();
     expect(en).toMatch(/^The invoice was paid \(payment pay_\d+\)\.$/);
-    expect(await textsIn('de')).toEqual([en]);
+    expect(await textsIn('fr')).toEqual([en]);
+    const [de] = await textsIn('de');
+    expect(de).toMatch(/^Die Rechnung wurde bezahlt \(Zahlung pay_\d+\)\.$/);
   });
 });
 
