@@ -11,6 +11,7 @@ import {
 import type { OperationTool } from '../shared/operation-tools.js';
 import type { JsonObjectSchema } from '../shared/request-json-schema.js';
 import type { ToolReply } from '../shared/tool-reply.js';
+import { isToolCall } from './tool-call.js';
 
 /** The artifact a proposing tool attaches to its `ToolMessage`, for routing and for the application's UI. */
 export type ProposalArtifact =
@@ -34,22 +35,6 @@ export type ProposalArtifact =
       readonly reason: BindingErrorReason;
       readonly operation: string;
     };
-
-interface ToolCallLike {
-  readonly type?: string;
-  readonly id?: string;
-  readonly name: string;
-  readonly args: unknown;
-}
-
-function isToolCall(input: unknown): input is ToolCallLike {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { type?: unknown }).type === 'tool_call' &&
-    'args' in input
-  );
-}
 
 /**
  * One operation as a LangChain structured tool. Its `schema` is the operation's request as JSON

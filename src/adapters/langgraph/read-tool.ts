@@ -4,26 +4,12 @@ import type { RunnableConfig } from '@langchain/core/runnables';
 import { StructuredTool, type ToolReturnType, type ToolRunnableConfig } from '@langchain/core/tools';
 import type { ReadReply, ReadToolHandle } from '../shared/read-tools.js';
 import type { JsonObjectSchema } from '../shared/request-json-schema.js';
+import { isToolCall } from './tool-call.js';
 
 /** The artifact a read tool attaches to its `ToolMessage`: what happened, never the rows again. */
 export type ReadArtifact =
   | { readonly countersign: 'read'; readonly tool: string; readonly readId: string }
   | { readonly countersign: 'invalid_request'; readonly reason: string; readonly tool: string };
-
-interface ToolCallLike {
-  readonly type?: string;
-  readonly id?: string;
-  readonly args: unknown;
-}
-
-function isToolCall(input: unknown): input is ToolCallLike {
-  return (
-    typeof input === 'object' &&
-    input !== null &&
-    (input as { type?: unknown }).type === 'tool_call' &&
-    'args' in input
-  );
-}
 
 /**
  * One read tool as a LangChain structured tool. Its `schema` is the tool's input as JSON Schema;
