@@ -229,7 +229,10 @@ describe(`PostgreSQL store ${on}`, () => {
           await tx.local.run('UPDATE dl SET n = n + 1 WHERE id = ?', [second]);
         });
       await Promise.all([cross('a', 'b'), cross('b', 'a')]);
-      expect(runs).toBe(3);
+      // At least one rerun. The rerun can take row a before the survivor, woken by the abort,
+      // locks it again, and deadlock once more (seen under CI load), so more than one is allowed.
+      expect(runs).toBeGreaterThanOrEqual(3);
+      expect(runs).toBeLessThanOrEqual(10); // five tries each at most
       const rows = await store.transaction((tx) => tx.local.all('SELECT id, n FROM dl ORDER BY id'));
       expect(rows).toEqual([
         { id: 'a', n: 2 },
