@@ -31,6 +31,7 @@ import { inboxPage, inboxQueryErrorPage } from './pages/inbox-page.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
 import { mountSso } from './sso-routes.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
+import { modelText } from './model-text.js';
 import { userText } from './render-text.js';
 import { STYLESHEET } from './stylesheet.js';
 
@@ -258,7 +259,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           reconcile: engine.mayDecide(actor, proposal, 'reconcile'),
         },
         editFields: operation ? editFields(operation) : [],
-        handback: handbackText(engine, proposal),
+        handback: modelText(handbackText(engine, proposal)),
         notices,
         runMatches,
         previous,
