@@ -3,8 +3,11 @@
  * (PostgreSQL at COUNTERSIGN_TEST_PG_URL, default postgres://postgres@127.0.0.1:5432/test; the
  * SQLite file goes to a temporary directory).
  *
- * For each store it grows one database to 10³, 10⁴, 10⁵ and 10⁶ stored proposals over 10 tenants
- * (most decided; see bench/scale-seed.ts) and at each size measures, in the tenant `acme`:
+ * For each store and size it grows a database of its own to 10³, 10⁴, 10⁵ or 10⁶ stored proposals
+ * over 10 tenants (most decided, each with its audit events; see bench/scale-seed.ts), then
+ * measures all of them in interleaved rounds (the order reversed every other round, after one
+ * warm-up round), so a change of machine load during the run weighs on every size alike. In the
+ * tenant `acme`:
  * - list: `engine.list` of the first pending page (50, newest first), as the inbox shows it;
  * - tab counts: the inbox's counts of the pending, needs-reconciliation and recent tabs and the
  *   shown tab's total, run together as the inbox runs them. These are exact counts: each costs
@@ -13,14 +16,16 @@
  *   grows with the tenant's history (O(n) index entries), shown so that cost is not hidden;
  * - open: `engine.get` and `engine.timeline` of one proposal, as its console page reads them;
  * - approve: `engine.approve` of one pending proposal (the atomic claim, audited).
- * A few proposals per size are real ones made through the engine (the ones opened and
- * approved: each approval verifies the stored contract); the rest are bulk copies of a real row
+ * A few proposals per size are real ones made through the engine (a first page of pending ones,
+ * the one opened, the ones approved: each approval verifies the stored contract); the rest are
+ * bulk copies of a real row
  * with new ids, tenants, statuses and times, inserted by one `INSERT … SELECT` per batch.
  *
  * Options: `--sizes 1000,10000` (default all four), `--stores sqlite` (default sqlite,postgres),
  * `--plans` (print the query plan of every statement the measured paths ran, at the largest
  * size), `--json` (last line: list ms per store and size, and the other figures under their own
- * keys). Environment: BENCH_ITERATIONS (timed runs of each read, default 200), BENCH_APPROVALS (60).
+ * keys). Environment: BENCH_ITERATIONS (timed runs of each read over all rounds, default 200),
+ * BENCH_APPROVALS (60), BENCH_ROUNDS (5).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -60,6 +65,7 @@ import {
 const PG_URL = process.env['COUNTERSIGN_TEST_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
 const ITERATIONS = Number(process.env['BENCH_ITERATIONS'] ?? 200);
 const APPROVALS = Number(process.env['BENCH_APPROVALS'] ?? 60);
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
 const PAGE = 50;
 // The inbox's recent tab: decided (or executing) proposals changed in the last day.
 const RECENT: readonly ProposalStatus[] = [...FINAL_STATUSES, 'executing'];
@@ -93,7 +99,7 @@ interface Backend {
   readonly name: 'sqlite' | 'postgres';
   readonly store: Store;
   readonly log: StatementLog;
-  /** Inserts bulk rows [from, to) in one transaction. */
+  /** Inserts bulk proposals [from, to) and their audit events in one transaction. */
   bulkCopy(from: number, to: number): Promise<void>;
   /** What a deployment's own upkeep would have done after a bulk load. */
   settle(): Promise<void>;
@@ -105,9 +111,8 @@ interface Backend {
   close(): Promise<void>;
 }
 
-async function sqliteBackend(dir: string): Promise<Backend> {
+async function sqliteBackend(path: string): Promise<Backend> {
   const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabase;
-  const path = join(dir, 'scale.db');
   const db = new Database(path);
   const log = new StatementLog();
   const store = new SqliteStore({ database: recordingSqlite(db, log) });
@@ -253,18 +258,6 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-/** Median ms of `times` runs of `fn`, after a fifth as many untimed ones. */
-async function timed(times: number, fn: (i: number) => Promise<void>): Promise<number> {
-  for (let i = 0; i < Math.max(1, Math.floor(times / 5)); i++) await fn(i);
-  const ms: number[] = [];
-  for (let i = 0; i < times; i++) {
-    const t0 = performance.now();
-    await fn(i);
-    ms.push(performance.now() - t0);
-  }
-  return median(ms);
-}
-
 const count = (n: number) => n.toLocaleString('en-US');
 
 /** Inserts bulk rows [from, to) in batches of about 5 % of the stage, reporting each on stderr. */
@@ -279,7 +272,7 @@ async function seed(backend: Backend, from: number, to: number, size: number): P
     const done = end - from;
     const seconds = (performance.now() - t0) / 1000;
     process.stderr.write(
-      `${backend.name}: seeding to ${count(size)}: ${count(done)} / ${count(rows)} rows (${Math.round((done / rows) * 100)}%), ${count(Math.round(done / seconds))} rows/s\n`,
+      `${backend.name}: seeding to ${count(size)}: ${count(done)} / ${count(rows)} proposals (${Math.round((done / rows) * 100)}%), ${count(Math.round(done / seconds))} proposals/s with their audit events\n`,
     );
   }
 }
@@ -295,127 +288,171 @@ interface SizeFigures {
   readonly bytes: number;
 }
 
-async function runBackend(
-  backend: Backend,
-  sizes: readonly number[],
-  plans: boolean,
-): Promise<Map<number, SizeFigures>> {
+/** One database grown to one size, with its engine and the real proposals left to open and approve. */
+interface Instance {
+  readonly size: number;
+  readonly backend: Backend;
+  readonly engine: Engine;
+  readonly opened: string;
+  readonly toApprove: { id: string; digest: string }[];
+  readonly seedSeconds: number;
+}
+
+type Samples = Record<'list' | 'counts' | 'decided' | 'open' | 'approve', number[]>;
+
+const inbox = { status: 'pending' as const };
+const recentTab = () => ({ status: RECENT, updatedSince: Date.now() - DAY_MS });
+
+/** The inbox's four counts, run together as the inbox runs them. */
+const tabCounts = (engine: Engine) =>
+  Promise.all([
+    engine.count(MEASURED_TENANT, inbox),
+    engine.count(MEASURED_TENANT, { status: 'needs_reconciliation' }),
+    engine.count(MEASURED_TENANT, recentTab()),
+    engine.count(MEASURED_TENANT, inbox),
+  ]);
+
+/** Grows one database to `size` proposals: templates, bulk copies, then the real proposals to measure on. */
+async function prepare(backend: Backend, size: number, approvals: number): Promise<Instance> {
   const engine = await createEngine({
     store: backend.store,
     operations: demoOperations(worldWithTemplateInvoice()),
     limits: BENCH_LIMITS,
   });
-  const figures = new Map<number, SizeFigures>();
-  try {
-    // The templates: a real pending proposal and a real one that ran.
-    const pending = await proposeReal(engine);
-    const paid = await proposeReal(engine, 'inv-900');
-    const ran = await engine.approveAndExecute({
-      tenant: MEASURED_TENANT,
-      proposalId: paid.id,
-      approver,
-      seenDigest: paid.digest,
-    });
-    if (ran.kind !== 'completed' || ran.outcome.kind !== 'succeeded') throw new Error('template run failed');
-    backend.useTemplates({ pendingId: pending.id, succeededId: paid.id }, Date.now() - 60_000);
-    let real = 2;
-    let bulk = 0;
-    for (const size of sizes) {
-      // Each size adds its real proposals after the bulk rows: they are the newest, as live ones are.
-      const fresh = APPROVALS + 1;
-      const target = Math.max(bulk, size - real - fresh);
+  // The templates: a real pending proposal and a real one that ran.
+  const pending = await proposeReal(engine);
+  const paid = await proposeReal(engine, 'inv-900');
+  const ran = await engine.approveAndExecute({
+    tenant: MEASURED_TENANT,
+    proposalId: paid.id,
+    approver,
+    seenDigest: paid.digest,
+  });
+  if (ran.kind !== 'completed' || ran.outcome.kind !== 'succeeded') throw new Error('template run failed');
+  backend.useTemplates({ pendingId: pending.id, succeededId: paid.id }, Date.now() - 60_000);
+  // The real proposals come after the bulk rows: they are the newest, as live ones are. A page of
+  // them stays pending, so every size lists a full first page whatever the approvals took.
+  const fresh = PAGE + approvals;
+  const t0 = performance.now();
+  await seed(backend, 0, size - 2 - fresh, size);
+  await backend.settle();
+  const seedSeconds = (performance.now() - t0) / 1000;
+  const made: { id: string; digest: string }[] = [];
+  for (let i = 0; i < fresh; i++) made.push(await proposeReal(engine));
+  return { size, backend, engine, opened: made[0]!.id, toApprove: made.slice(PAGE), seedSeconds };
+}
+
+/** One round on one database: `runs` timed runs of each read, `approvals` timed approvals. */
+async function measureRound(at: Instance, samples: Samples, runs: number, approvals: number): Promise<void> {
+  const { engine } = at;
+  const time = async (into: number[], times: number, fn: () => Promise<unknown>) => {
+    await fn(); // untimed: the first run after another database's round
+    for (let i = 0; i < times; i++) {
       const t0 = performance.now();
-      await seed(backend, bulk, target, size);
-      bulk = target;
-      await backend.settle();
-      const seedSeconds = (performance.now() - t0) / 1000;
-      const made: { id: string; digest: string }[] = [];
-      for (let i = 0; i < fresh; i++) made.push(await proposeReal(engine));
-      real += fresh;
-      const opened = made[0]!;
-      const toApprove = made.slice(1);
-
-      const inbox = { status: 'pending' as const };
-      const recent = () => ({ status: RECENT, updatedSince: Date.now() - DAY_MS });
-      const listOnce = async () => {
-        const page = await engine.list(MEASURED_TENANT, { ...inbox, limit: PAGE });
-        if (page.items.length !== PAGE || page.items.some((p) => p.status !== 'pending'))
-          throw new Error(`the first pending page has ${page.items.length} pending proposals`);
-      };
-      const countsOnce = () =>
-        Promise.all([
-          engine.count(MEASURED_TENANT, inbox),
-          engine.count(MEASURED_TENANT, { status: 'needs_reconciliation' }),
-          engine.count(MEASURED_TENANT, recent()),
-          engine.count(MEASURED_TENANT, inbox),
-        ]);
-      const openOnce = async () => {
-        const proposal = await engine.get(MEASURED_TENANT, opened.id);
-        if (!proposal) throw new Error('the opened proposal is missing');
-        const timeline = await engine.timeline(MEASURED_TENANT, proposal.id);
-        if (timeline.eventCount === 0) throw new Error('the opened proposal has no audit events');
-      };
-      const approveOne = async (i: number) => {
-        const p = toApprove[i]!;
-        const r = await engine.approve({
-          tenant: MEASURED_TENANT,
-          proposalId: p.id,
-          approver,
-          seenDigest: p.digest,
-        });
-        if (r.kind !== 'claimed') throw new Error(`approve failed: ${JSON.stringify(r)}`);
-      };
-
-      const largest = plans && size === sizes[sizes.length - 1];
-      if (largest) backend.log.start();
-      const list = await timed(ITERATIONS, listOnce);
-      const counts = await timed(ITERATIONS, async () => {
-        await countsOnce();
-      });
-      const decided = await timed(Math.max(5, Math.floor(ITERATIONS / 10)), async () => {
-        await engine.count(MEASURED_TENANT, { status: FINAL_STATUSES });
-      });
-      const open = await timed(ITERATIONS, openOnce);
-      // Every approval claims a proposal of its own: the warm-up ones too, so split them.
-      const warm = Math.max(1, Math.floor(APPROVALS / 5));
-      for (let i = 0; i < warm; i++) await approveOne(i);
-      const approveMs: number[] = [];
-      for (let i = warm; i < toApprove.length; i++) {
-        const t = performance.now();
-        await approveOne(i);
-        approveMs.push(performance.now() - t);
-      }
-      if (largest) {
-        // Not timed: the other tabs' first pages, so their plans are printed too.
-        await engine.list(MEASURED_TENANT, { ...recent(), limit: PAGE });
-        await engine.list(MEASURED_TENANT, { status: 'needs_reconciliation', limit: PAGE });
-      }
-      const statements = largest ? backend.log.stop() : [];
-      const [p, r, rc] = await countsOnce();
-      figures.set(size, {
-        list,
-        counts,
-        decided,
-        open,
-        approve: median(approveMs),
-        matched: {
-          pending: p,
-          reconcile: r,
-          recent: rc,
-          decided: await engine.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
-        },
-        seedSeconds,
-        bytes: await backend.bytes(),
-      });
-      process.stderr.write(
-        `${backend.name} at ${count(size)}: list ${list.toFixed(3)} ms, counts ${counts.toFixed(3)} ms, open ${open.toFixed(3)} ms, approve ${median(approveMs).toFixed(3)} ms\n`,
-      );
-      if (largest) await printPlans(backend, statements);
+      await fn();
+      into.push(performance.now() - t0);
     }
-  } finally {
-    await engine.close();
+  };
+  await time(samples.list, runs, async () => {
+    const page = await engine.list(MEASURED_TENANT, { ...inbox, limit: PAGE });
+    if (page.items.length !== PAGE || page.items.some((p) => p.status !== 'pending'))
+      throw new Error(`the first pending page has ${page.items.length} pending proposals`);
+  });
+  await time(samples.counts, runs, () => tabCounts(engine));
+  await time(samples.decided, Math.max(2, Math.floor(runs / 10)), () =>
+    engine.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
+  );
+  await time(samples.open, runs, async () => {
+    const proposal = await engine.get(MEASURED_TENANT, at.opened);
+    if (!proposal) throw new Error('the opened proposal is missing');
+    const timeline = await engine.timeline(MEASURED_TENANT, proposal.id);
+    if (timeline.eventCount === 0) throw new Error('the opened proposal has no audit events');
+  });
+  // Every approval claims a proposal of its own, each verified against its stored contract.
+  for (let i = 0; i < approvals; i++) {
+    const p = at.toApprove.shift();
+    if (!p) throw new Error('no proposal left to approve');
+    const t0 = performance.now();
+    const r = await engine.approve({
+      tenant: MEASURED_TENANT,
+      proposalId: p.id,
+      approver,
+      seenDigest: p.digest,
+    });
+    samples.approve.push(performance.now() - t0);
+    if (r.kind !== 'claimed') throw new Error(`approve failed: ${JSON.stringify(r)}`);
   }
-  return figures;
+}
+
+/**
+ * Grows one database per size, then measures them in interleaved rounds (the order reversed every
+ * other round), so a change of machine load during the run weighs on every size alike.
+ */
+async function runStore(
+  open: (size: number) => Promise<Backend>,
+  sizes: readonly number[],
+  plans: boolean,
+): Promise<Map<number, SizeFigures>> {
+  const perRound = Math.max(1, Math.ceil(APPROVALS / ROUNDS));
+  const runs = Math.max(1, Math.ceil(ITERATIONS / ROUNDS));
+  const instances: Instance[] = [];
+  try {
+    for (const size of sizes) {
+      const backend = await open(size);
+      try {
+        // A warm-up round, the measured rounds, and one approval whose statements --plans explains.
+        instances.push(await prepare(backend, size, perRound * (ROUNDS + 1) + 1));
+      } catch (error) {
+        await backend.close();
+        throw error;
+      }
+    }
+    const samples = new Map<number, Samples>(
+      sizes.map((size) => [size, { list: [], counts: [], decided: [], open: [], approve: [] }]),
+    );
+    // A warm-up round, not counted: each database's caches and statements as in service.
+    for (const at of instances)
+      await measureRound(at, { list: [], counts: [], decided: [], open: [], approve: [] }, runs, perRound);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const at of round % 2 === 0 ? instances : [...instances].reverse())
+        await measureRound(at, samples.get(at.size)!, runs, perRound);
+      process.stderr.write(`${instances[0]!.backend.name}: round ${round + 1} of ${ROUNDS} measured\n`);
+    }
+    const figures = new Map<number, SizeFigures>();
+    for (const at of instances) {
+      const s = samples.get(at.size)!;
+      const [pending, reconcile, recent] = await tabCounts(at.engine);
+      figures.set(at.size, {
+        list: median(s.list),
+        counts: median(s.counts),
+        decided: median(s.decided),
+        open: median(s.open),
+        approve: median(s.approve),
+        matched: {
+          pending,
+          reconcile,
+          recent,
+          decided: await at.engine.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
+        },
+        seedSeconds: at.seedSeconds,
+        bytes: await at.backend.bytes(),
+      });
+    }
+    const largest = instances[instances.length - 1];
+    if (plans && largest) {
+      largest.backend.log.start();
+      await measureRound(largest, { list: [], counts: [], decided: [], open: [], approve: [] }, 1, 1);
+      // The other tabs' first pages too (the reconciliation tab's statement is the pending page's).
+      await largest.engine.list(MEASURED_TENANT, { ...recentTab(), limit: PAGE });
+      await printPlans(largest.backend, largest.backend.log.stop());
+    }
+    return figures;
+  } finally {
+    for (const at of instances) {
+      await at.engine.close();
+      await at.backend.close();
+    }
+  }
 }
 
 async function printPlans(backend: Backend, statements: readonly RecordedStatement[]): Promise<void> {
@@ -478,25 +515,24 @@ async function main(): Promise<void> {
     .map((l) => l.toFixed(2))
     .join(' ');
   console.log(
-    `${cpus().length} CPUs (load average ${load} at start); Node ${process.version}; ${TENANTS} tenants, measured tenant ${MEASURED_TENANT}; page of ${PAGE}; medians of ${ITERATIONS} runs (approve: ${APPROVALS - Math.max(1, Math.floor(APPROVALS / 5))})`,
+    `${cpus().length} CPUs (load average ${load} at start); Node ${process.version}; ${TENANTS} tenants, measured tenant ${MEASURED_TENANT}; page of ${PAGE}; one database per size, measured in ${ROUNDS} interleaved rounds after a warm-up round; medians of ${ROUNDS * Math.ceil(ITERATIONS / ROUNDS)} runs (approvals: ${ROUNDS * Math.ceil(APPROVALS / ROUNDS)})`,
   );
   const results: Partial<Record<'sqlite' | 'postgres', Map<number, SizeFigures>>> = {};
   for (const name of stores) {
     const dir = mkdtempSync(join(tmpdir(), 'countersign-scale-'));
     try {
-      const backend = name === 'sqlite' ? await sqliteBackend(dir) : await postgresBackend();
-      try {
-        if (name === 'postgres') {
-          const probe = new pg.Client({ connectionString: PG_URL });
-          await probe.connect();
-          const version = String((await probe.query('SHOW server_version')).rows[0]['server_version']);
-          await probe.end();
-          console.log(`PostgreSQL ${version} at ${describeStoreTarget(PG_URL)}`);
-        }
-        results[name] = await runBackend(backend, sizes, plans);
-      } finally {
-        await backend.close();
+      if (name === 'postgres') {
+        const probe = new pg.Client({ connectionString: PG_URL });
+        await probe.connect();
+        const version = String((await probe.query('SHOW server_version')).rows[0]['server_version']);
+        await probe.end();
+        console.log(`PostgreSQL ${version} at ${describeStoreTarget(PG_URL)}`);
       }
+      results[name] = await runStore(
+        (size) => (name === 'sqlite' ? sqliteBackend(join(dir, `scale-${size}.db`)) : postgresBackend()),
+        sizes,
+        plans,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
