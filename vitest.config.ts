@@ -42,6 +42,9 @@ export default defineConfig({
       throw new Error(`unexpected console output in a test: ${log.slice(0, 200)}`);
     },
     passWithNoTests: false,
+    // The pool reads this from the root: only the unit project runs on threads, integration
+    // keeps a fresh process per file (the default forks pool).
+    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         extends: true,
@@ -50,9 +53,10 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: INTEGRATION,
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
-          // Files share one module graph per worker instead of importing the engine, Hono and zod
-          // afresh each: half the CPU of an isolated run. Safe because no unit file mocks a module
-          // or leaves global state behind (what does is in the integration project).
+          // Threads that run file after file in one module graph (poolOptions above) instead of a
+          // process per file importing the engine, Hono and zod afresh. Safe because no unit
+          // file mocks a module or leaves global state behind (what does is in integration).
+          pool: 'threads',
           isolate: false,
         },
       },
