@@ -7,7 +7,7 @@ import type { LocalTransaction } from '../../operation/define-operation.js';
 import type { Store } from '../../store/store.js';
 import { DIRECTORY_SCHEMA } from './directory-schema.js';
 import { forgetExpired, releaseAttempt, reserveAttempt } from './login-limiter.js';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js';
+import { dummyPasswordHash, hashPassword, passwordCost, verifyPassword } from './password.js';
 import { looksLikeSecret, newSecret, secretHash } from './secret-token.js';
 
 /** How long console sessions live and how hard logins are limited. */
@@ -28,6 +28,11 @@ export interface DirectoryOptions {
   readonly loginLimit?: LoginLimit;
   /** A browser stays a trusted device this long after its last successful sign-in (default 30 days). */
   readonly trustedDeviceMs?: number;
+  /**
+   * scrypt's cost N for new password hashes (default 2^15, OWASP's floor). For test suites that
+   * add many operators; a deployment keeps the default. A stored hash carries its own cost.
+   */
+  readonly passwordCost?: number;
 }
 
 /** How many sign-in attempts a window allows; see {@link DirectoryOptions.loginLimit}. */
@@ -174,6 +179,9 @@ export class PrincipalDirectory {
   readonly #absoluteMs: number;
   readonly #limit: LoginLimit;
   readonly #deviceMs: number;
+  readonly #passwordCost: number;
+  /** What an unknown email is checked against, at the cost a real operator's check has. */
+  readonly #dummyHash: string;
 
   constructor(store: Store, options: DirectoryOptions = {}) {
     this.#store = store;
@@ -182,6 +190,10 @@ export class PrincipalDirectory {
     this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
     this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
     this.#deviceMs = options.trustedDeviceMs ?? DEVICE_TRUST_MS;
+    this.#passwordCost = passwordCost(
+      options.passwordCost === undefined ? {} : { cost: options.passwordCost },
+    );
+    this.#dummyHash = dummyPasswordHash(this.#passwordCost);
     const { perAccount, perClient, perDevice = perAccount, windowMs } = this.#limit;
     const counts = { perAccount, perClient, perDevice, windowMs, trustedDeviceMs: this.#deviceMs };
     for (const [name, value] of Object.entries(counts))
@@ -257,7 +269,7 @@ export class PrincipalDirectory {
     const bad = input.roles.find((r) => !ROLE.test(r));
     if (bad !== undefined || input.roles.length === 0)
       throw new ConfigurationError(`operator roles: "${bad ?? ''}" is not a role name`);
-    const hash = await hashPassword(input.password);
+    const hash = await hashPassword(input.password, { cost: this.#passwordCost });
     return this.#sql(async (sql) => {
       const tenant = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [input.tenant]);
       if (tenant.length === 0) throw new ConfigurationError(`operator ${email}: no tenant "${input.tenant}"`);
@@ -503,7 +515,7 @@ export class PrincipalDirectory {
     // so the answer's timing does not tell which emails exist or sign in through a provider.
     const stored = row ? text(row['password_hash']) : NO_PASSWORD;
     const ok =
-      (await verifyPassword(input.password, stored === NO_PASSWORD ? DUMMY_PASSWORD_HASH : stored)) &&
+      (await verifyPassword(input.password, stored === NO_PASSWORD ? this.#dummyHash : stored)) &&
       stored !== NO_PASSWORD;
     // A failure keeps the slot it reserved: that slot is the failure count.
     if (!ok || !row) return { kind: 'invalid_credentials' };
