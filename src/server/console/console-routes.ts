@@ -32,7 +32,7 @@ import { loginPage, movingOnPage } from './pages/login-page.js';
 import { mountSso } from './sso-routes.js';
 import { type Notice, proposalPage } from './pages/proposal-page.js';
 import { userText } from './render-text.js';
-import { STYLESHEET } from './stylesheet.js';
+import { STYLESHEET } from './console-stylesheet.js';
 
 /** What the console is wired from. */
 export interface ConsoleDependencies {

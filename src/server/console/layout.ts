@@ -2,7 +2,7 @@ import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import type { ConsoleSession } from '../directory/principal-directory.js';
 import { trusted, userText } from './render-text.js';
-import { STYLESHEET } from './stylesheet.js';
+import { STYLESHEET } from './console-stylesheet.js';
 
 /** What every console page is framed with. */
 export interface LayoutInput {
