@@ -1,11 +1,9 @@
-import { html } from 'hono/html';
-import type { HtmlEscapedString } from 'hono/utils/html';
 import type { ProposalTimeline, RepeatedEvents } from '../../../engine/audit-timeline.js';
 import { isSha256Hex } from '../../../canonical/digest.js';
 import type { AuditLine } from '../../../engine/queries.js';
 import { formatInstant } from '../format-time.js';
-import { userText } from '../render-text.js';
-import { renderFields } from '../render-value.js';
+import { UserText } from '../render-text.js';
+import { Fields } from '../render-value.js';
 
 function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | 'warn' } {
   const outcome = typeof line.detail['outcome'] === 'string' ? line.detail['outcome'] : '';
@@ -67,69 +65,127 @@ const DIGEST_KEYS = ['proposed', 'seen', 'approved', 'requested'] as const;
 
 // A stored value that is not a digest (a pasted short hash, a forged form field) shows as what it
 // is, marked, never as a hash an operator could match by eye.
-function hashChip(line: AuditLine, key: (typeof DIGEST_KEYS)[number]): HtmlEscapedString {
-  const valid = isSha256Hex((line.digests as Record<string, unknown>)[key]);
-  return html`<span>${key} <code class="hash small${valid ? '' : ' invalid'}"${valid ? '' : html` title="not a SHA-256 digest"`}>${line.short[key]}</code></span>` as HtmlEscapedString;
+function HashChip({ line, name }: { readonly line: AuditLine; readonly name: (typeof DIGEST_KEYS)[number] }) {
+  const valid = isSha256Hex((line.digests as Record<string, unknown>)[name]);
+  return (
+    <span>
+      {name}{' '}
+      <code class={`hash small${valid ? '' : ' invalid'}`} title={valid ? undefined : 'not a SHA-256 digest'}>
+        {line.short[name]}
+      </code>
+    </span>
+  );
 }
 
-function hashes(line: AuditLine): HtmlEscapedString | '' {
+function Hashes({ line }: { readonly line: AuditLine }) {
   const keys = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
-  return keys.length > 0 || line.commandId || line.attemptId
-    ? (html`<div class="event-hashes">${keys.map((k) => hashChip(line, k))}${
-        line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
-      }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>` as HtmlEscapedString)
-    : '';
+  if (keys.length === 0 && !line.commandId && !line.attemptId) return null;
+  return (
+    <div class="event-hashes">
+      {keys.map((k) => (
+        <HashChip line={line} name={k} />
+      ))}
+      {line.attemptId ? (
+        <span>
+          attempt <code>{line.attemptId}</code>
+        </span>
+      ) : (
+        ''
+      )}
+      {line.commandId ? (
+        <span>
+          command <code>{line.commandId}</code>
+        </span>
+      ) : (
+        ''
+      )}
+    </div>
+  );
 }
 
-function event(line: AuditLine): HtmlEscapedString {
+function At({ line }: { readonly line: AuditLine }) {
+  return <time datetime={new Date(line.at).toISOString()}>{formatInstant(line.at)}</time>;
+}
+
+function Event({ line }: { readonly line: AuditLine }) {
   const { label, tone } = describe(line);
   const detail = Object.fromEntries(
     Object.entries(line.detail)
       .filter(([k]) => !HIDDEN_DETAIL.includes(k))
       .map(([k, v]) => [k, shortenDigests(v)]),
   );
-  return html`<li class="${tone}">
+  return (
+    <li class={tone}>
       <div class="event-head">
-        <span class="event-step">${label}</span>
-        ${line.reason ? html`<span class="reason">${line.reason}</span>` : ''}
-        <span class="event-meta">${at(line)} · ${userText(line.actor)}</span>
+        <span class="event-step">{label}</span>
+        {line.reason ? <span class="reason">{line.reason}</span> : ''}
+        <span class="event-meta">
+          <At line={line} /> · <UserText text={line.actor} />
+        </span>
       </div>
-      ${hashes(line)}
-      ${Object.keys(detail).length > 0 ? html`<div class="event-detail">${renderFields(detail)}</div>` : ''}
-    </li>` as HtmlEscapedString;
-}
-
-function at(line: AuditLine): HtmlEscapedString {
-  return html`<time datetime="${new Date(line.at).toISOString()}">${formatInstant(line.at)}</time>` as HtmlEscapedString;
+      <Hashes line={line} />
+      {Object.keys(detail).length > 0 ? (
+        <div class="event-detail">
+          <Fields value={detail} />
+        </div>
+      ) : (
+        ''
+      )}
+    </li>
+  );
 }
 
 const COUNT = new Intl.NumberFormat('en-US');
 
 // Refusals (or replays) anyone may send again and again: one line with the count, never a page each.
-function repeated(entry: RepeatedEvents): HtmlEscapedString {
+function Repeated({ entry }: { readonly entry: RepeatedEvents }) {
   const { label, tone } = describe(entry.first);
-  return html`<li class="${tone} repeated" data-testid="repeated-events">
+  return (
+    <li class={`${tone} repeated`} data-testid="repeated-events">
       <div class="event-head">
-        <span class="event-step">${label} ${COUNT.format(entry.count)} times</span>
-        ${entry.reason ? html`<span class="reason">${entry.reason}</span>` : ''}
-        <span class="event-meta">by ${userText(entry.actor)}</span>
+        <span class="event-step">
+          {label} {COUNT.format(entry.count)} times
+        </span>
+        {entry.reason ? <span class="reason">{entry.reason}</span> : ''}
+        <span class="event-meta">
+          by <UserText text={entry.actor} />
+        </span>
       </div>
-      <div class="event-hashes"><span>first ${at(entry.first)}</span><span>last ${at(entry.last)}</span></div>
-      ${hashes(entry.last)}
-    </li>` as HtmlEscapedString;
+      <div class="event-hashes">
+        <span>
+          first <At line={entry.first} />
+        </span>
+        <span>
+          last <At line={entry.last} />
+        </span>
+      </div>
+      <Hashes line={entry.last} />
+    </li>
+  );
 }
 
 /**
  * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash;
  * repeated refusals by one actor collapsed into one line, so every decision is on the first screen.
  */
-export function timeline(input: ProposalTimeline): HtmlEscapedString {
-  if (input.entries.length === 0) return html`<p class="muted">No audit events.</p>` as HtmlEscapedString;
-  const items = input.entries.map((entry) => (entry.kind === 'event' ? event(entry.line) : repeated(entry)));
-  const collapsed = input.entries.length < input.eventCount;
-  return html`<ol class="timeline">${items}</ol>${
-    collapsed
-      ? html`<p class="muted">${COUNT.format(input.eventCount)} audit events; repeated ones are collapsed. Every event: <code>countersign audit show</code> or the audit API.</p>`
-      : ''
-  }` as HtmlEscapedString;
+export function Timeline({ timeline }: { readonly timeline: ProposalTimeline }) {
+  if (timeline.entries.length === 0) return <p class="muted">No audit events.</p>;
+  const collapsed = timeline.entries.length < timeline.eventCount;
+  return (
+    <>
+      <ol class="timeline">
+        {timeline.entries.map((entry) =>
+          entry.kind === 'event' ? <Event line={entry.line} /> : <Repeated entry={entry} />,
+        )}
+      </ol>
+      {collapsed ? (
+        <p class="muted">
+          {COUNT.format(timeline.eventCount)} audit events; repeated ones are collapsed. Every event:{' '}
+          <code>countersign audit show</code> or the audit API.
+        </p>
+      ) : (
+        ''
+      )}
+    </>
+  );
 }
