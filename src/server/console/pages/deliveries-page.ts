@@ -53,11 +53,11 @@ export function deliveriesPage(input: {
       ? html`<div class="empty"><strong>Notifications are off</strong>This server sends no webhooks or emails: see <code>--webhook</code> and <code>--smtp</code>.</div>`
       : input.deliveries.length === 0
         ? html`<div class="empty"><strong>No deliveries yet</strong>Each proposal's events appear here.</div>`
-        : html`<table class="list">
-    <caption class="sr-only">Deliveries</caption>
+        : html`<section class="table-scroll" aria-labelledby="deliveries-caption" tabindex="0"><table class="list">
+    <caption id="deliveries-caption" class="sr-only">Deliveries</caption>
     <thead><tr><th scope="col">Channel · event</th><th scope="col">Proposal · event id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last error</th><th scope="col">Last attempt</th><th scope="col">Next attempt</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
     <tbody>${rows}</tbody>
-  </table>`
+  </table></section>`
   }
 </main>` as HtmlEscapedString;
   return layout({

@@ -111,11 +111,11 @@ export function grantsPage(input: {
   ${
     input.grants.length === 0
       ? html`<div class="empty"><strong>No grants</strong>Every proposal waits for a human.</div>`
-      : html`<table class="list">
-    <caption class="sr-only">Grants</caption>
+      : html`<section class="table-scroll" aria-labelledby="grants-caption" tabindex="0"><table class="list">
+    <caption id="grants-caption" class="sr-only">Grants</caption>
     <thead><tr><th scope="col">Grant · agent</th><th scope="col">Operations · resource</th><th scope="col">Constraints</th><th scope="col">Usage</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="sr-only">Actions</span></th></tr></thead>
     <tbody>${rows}</tbody>
-  </table>`
+  </table></section>`
   }
   ${create}
 </main>` as HtmlEscapedString;
