@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   call,
@@ -73,7 +75,13 @@ describe('response headers', () => {
     const css = await client.get(href!);
     expect(css.status).toBe(200);
     expect(css.response.headers.get('content-type')).toContain('text/css');
-    expect(css.response.headers.get('cache-control')).toContain('immutable');
+    expect(css.response.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    const file = readFileSync(new URL('../../src/server/console/console.css', import.meta.url), 'utf8');
+    expect(css.html).toBe(file);
+    expect(href).toBe(`/assets/console.${createHash('sha256').update(file).digest('hex').slice(0, 12)}.css`);
+    const stale = await client.get('/assets/console.000000000000.css');
+    expect(stale.status).toBe(404);
+    expect(stale.response.headers.get('cache-control')).not.toContain('immutable');
   });
 });
 

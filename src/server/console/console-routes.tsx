@@ -32,7 +32,7 @@ import { type Notice, ProposalLink, proposalPage } from './pages/proposal-page.j
 import { modelText } from './model-text.js';
 import { UserText } from './render-text.js';
 import type { Page } from './layout.js';
-import { STYLESHEET } from './stylesheet.js';
+import { STYLESHEET } from './console-stylesheet.js';
 
 /** What the console is wired from. */
 export interface ConsoleDependencies {

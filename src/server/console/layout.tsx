@@ -2,7 +2,7 @@ import type { Child } from 'hono/jsx';
 import { type HtmlEscapedString, raw } from 'hono/utils/html';
 import type { ConsoleSession } from '../directory/principal-directory.js';
 import { UserText } from './render-text.js';
-import { STYLESHEET } from './stylesheet.js';
+import { STYLESHEET } from './console-stylesheet.js';
 
 /** What every console page is framed with. */
 export interface LayoutProps {

@@ -36,8 +36,11 @@ function Money({ value }: { readonly value: { minor: number; currency: string; d
     <>
       <span class="money">
         <data value={String(value.minor)}>{exact}</data>
+      </span>{' '}
+      {/* For the eye checking exactness; read aloud it would run into the amount ("99.99 USD9999 minor units"). */}
+      <span class="minor" aria-hidden="true">
+        {value.minor} minor units
       </span>
-      <span class="minor">{value.minor} minor units</span>
       {differs ? (
         <div class="hint">
           The operation's own text says <UserText text={value.display ?? ''} />.

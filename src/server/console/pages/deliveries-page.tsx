@@ -92,28 +92,32 @@ export function DeliveriesPage(input: DeliveriesPageProps) {
             <strong>No deliveries yet</strong>Each proposal's events appear here.
           </div>
         ) : (
-          <table class="list">
-            <caption class="sr-only">Deliveries</caption>
-            <thead>
-              <tr>
-                <th scope="col">Channel · event</th>
-                <th scope="col">Proposal · event id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Last attempt</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((d) => (
-                <DeliveryRow delivery={d} csrf={input.session.csrfToken} />
-              ))}
-            </tbody>
-          </table>
+          <section class="table-scroll" aria-labelledby="deliveries-caption" tabindex={0}>
+            <table class="list">
+              <caption id="deliveries-caption" class="sr-only">
+                Deliveries
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Channel · event</th>
+                  <th scope="col">Proposal · event id</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Attempts</th>
+                  <th scope="col">Last error</th>
+                  <th scope="col">Last attempt</th>
+                  <th scope="col">Next attempt</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {deliveries.map((d) => (
+                  <DeliveryRow delivery={d} csrf={input.session.csrfToken} />
+                ))}
+              </tbody>
+            </table>
+          </section>
         )}
       </main>
     </Layout>

@@ -59,23 +59,27 @@ export function HistoryPage(input: HistoryPageProps) {
             <strong>No decisions yet</strong>Approved, declined, edited and expired proposals appear here.
           </div>
         ) : (
-          <table class="list">
-            <caption class="sr-only">Decided proposals</caption>
-            <thead>
-              <tr>
-                <th scope="col">Proposal</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Status</th>
-                <th scope="col">Decided by</th>
-                <th scope="col">Decided at</th>
-              </tr>
-            </thead>
-            <tbody>
-              {input.items.map((p) => (
-                <HistoryRow proposal={p} />
-              ))}
-            </tbody>
-          </table>
+          <section class="table-scroll" aria-labelledby="history-caption" tabindex={0}>
+            <table class="list">
+              <caption id="history-caption" class="sr-only">
+                Decided proposals
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Proposal</th>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Decided by</th>
+                  <th scope="col">Decided at</th>
+                </tr>
+              </thead>
+              <tbody>
+                {input.items.map((p) => (
+                  <HistoryRow proposal={p} />
+                ))}
+              </tbody>
+            </table>
+          </section>
         )}
         {input.nextCursor ? (
           <p class="pager">

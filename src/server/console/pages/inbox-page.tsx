@@ -332,29 +332,31 @@ export function InboxPage(input: InboxPageProps) {
             )}
           </div>
         ) : (
-          <table class="list">
-            <caption class="sr-only">
-              {TABS.find(([t]) => t === query.status)?.[1] ?? query.status} proposals
-            </caption>
-            <thead>
-              <tr>
-                <th scope="col">Proposal</th>
-                <th scope="col" class="num-col">
-                  Amount
-                </th>
-                <th scope="col">Destination</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Requested by</th>
-                <th scope="col">Age</th>
-                <th scope="col">{waiting ? 'Time left' : 'Status'}</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map(({ proposal, fields }) => (
-                <InboxRow proposal={proposal} fields={fields} now={now} waiting={waiting} />
-              ))}
-            </tbody>
-          </table>
+          <section class="table-scroll" aria-labelledby="inbox-caption" tabindex={0}>
+            <table class="list">
+              <caption id="inbox-caption" class="sr-only">
+                {TABS.find(([t]) => t === query.status)?.[1] ?? query.status} proposals
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Proposal</th>
+                  <th scope="col" class="num-col">
+                    Amount
+                  </th>
+                  <th scope="col">Destination</th>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Requested by</th>
+                  <th scope="col">Age</th>
+                  <th scope="col">{waiting ? 'Time left' : 'Status'}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {items.map(({ proposal, fields }) => (
+                  <InboxRow proposal={proposal} fields={fields} now={now} waiting={waiting} />
+                ))}
+              </tbody>
+            </table>
+          </section>
         )}
         <p class="pager">
           {query.cursor ? (

@@ -376,8 +376,13 @@ function Decisions({
           </p>
           <input type="hidden" name="digest" value={p.digest} />
           <input type="hidden" name="csrf" value={csrf} />
+          {/* The name says what is approved; it starts with the visible label, so speech input finds it. */}
           <button class="primary" type="submit">
             Approve <span class="hash">{p.short}</span>
+            <span class="sr-only">
+              {' · '}
+              <UserText text={proposalModelText(p).title} />
+            </span>
           </button>
         </form>
       )}
@@ -452,8 +457,8 @@ export function ProposalPage(input: ProposalPageInput) {
           <div>
             <p class="kicker">
               <span class="op">{p.operation}</span>{' '}
-              {/* biome-ignore lint/a11y/useAriaPropsSupportedByRole: the markup the console had before JSX, unchanged (no redesign in this move) */}
-              <span class="hash" aria-label="short hash">
+              <span class="hash">
+                <span class="sr-only">Short hash </span>
                 {p.short}
               </span>
             </p>
@@ -467,7 +472,7 @@ export function ProposalPage(input: ProposalPageInput) {
           <NoticeBanner notice={n} />
         ))}
         <div class="grid">
-          <div>
+          <div class="review">
             <OutcomePanel
               proposal={p}
               handback={input.handback}
@@ -481,15 +486,18 @@ export function ProposalPage(input: ProposalPageInput) {
               <TextWarning hazards={hazards} where="This preview" />
               {previewBody}
             </section>
-            <section class="card" aria-labelledby="timeline-h">
-              <h2 id="timeline-h">Audit timeline</h2>
-              <Timeline timeline={input.timeline} />
-            </section>
           </div>
           <aside>
             <Decisions input={input} hazards={hazards} />
             <Facts input={input} />
           </aside>
+          {/* After the decision in the markup, so a phone's one column reads preview, Approve, timeline. */}
+          <div class="history">
+            <section class="card" aria-labelledby="timeline-h">
+              <h2 id="timeline-h">Audit timeline</h2>
+              <Timeline timeline={input.timeline} />
+            </section>
+          </div>
         </div>
       </main>
     </Layout>
