@@ -177,6 +177,7 @@ export {
   type ReadResult,
   type ReconcileInput,
   type ReconcileResult,
+  type RelatedProposals,
   type RecoverOptions,
   type RecoverySummary,
   REPEATABLE_STEPS,

@@ -120,4 +120,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id)',
     ],
   },
+  {
+    version: 8,
+    name: 'review lookups by resource and by pending scope',
+    statements: [
+      'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
+      "CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending'",
+    ],
+  },
 ];
