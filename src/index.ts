@@ -86,6 +86,7 @@ export {
   minorUnits,
   money,
   type Money,
+  moneyPreview,
   normalizeSets,
   type Operation,
   type OperationDefinition,
