@@ -188,6 +188,18 @@ ol.timeline > li.warn::after { border-color: #d9a21b; background: var(--warn-bg)
 .login p.lead { color: var(--muted); margin: 0 0 18px; }
 .login button.primary { margin-top: 18px; }
 .muted { color: var(--muted); }
+dl.value > dt.high-impact { color: var(--ink); font-weight: 650; border-left: 3px solid var(--warn); padding-left: 8px; }
+dl.value > dd.high-impact { font-weight: 650; font-size: 16px; }
+.impact { display: inline-block; margin-left: 6px; font-size: 11.5px; font-weight: 600; text-transform: uppercase; letter-spacing: 0.04em; color: var(--warn); }
+table.changes { width: 100%; border-collapse: collapse; font-size: 14px; }
+table.changes th, table.changes td { text-align: left; vertical-align: top; padding: 8px 6px; border-top: 1px solid var(--line); overflow-wrap: anywhere; }
+table.changes thead th { border-top: 0; color: var(--muted); font-weight: 600; font-size: 13px; }
+table.changes td.old { background: var(--bad-bg); }
+table.changes td.new { background: var(--ok-bg); }
+table.changes tr.high-impact th { border-left: 3px solid var(--warn); }
+ul.same-scope { margin: 6px 0 0; padding-left: 20px; }
+.event-hashes .compare.same { color: var(--ok); }
+.event-hashes .compare.differs { color: var(--bad); font-weight: 600; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0,0,0,0); border: 0; }
 `;
 

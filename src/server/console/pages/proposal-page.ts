@@ -3,6 +3,7 @@ import type { HtmlEscapedString } from 'hono/utils/html';
 import type { DecisionRight } from '../../../engine/decision-right.js';
 import type { Proposal } from '../../../engine/proposal.js';
 import type { ProposalTimeline } from '../../../engine/audit-timeline.js';
+import type { RelatedProposals } from '../../../engine/related-proposals.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import type { EditField } from '../edit-fields.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
@@ -10,7 +11,10 @@ import { layout } from '../layout.js';
 import { findTextHazards, type TextHazard } from '../../../operation/text-hazards.js';
 import { textWarning, userText, withoutInvisible } from '../render-text.js';
 import { fieldLabel, previewTitle, renderFields } from '../render-value.js';
+import { editChanges } from '../review/edit-changes.js';
+import { type FieldDeclarations, reviewFields } from '../review/field-order.js';
 import { outcomePanel } from './outcome-panel.js';
+import { editChangesCard, relatedFacts, reviewedPreview, sameScopeWarning } from './review-parts.js';
 import { statusBadge } from './status-badge.js';
 import { timeline } from './timeline.js';
 
@@ -41,19 +45,16 @@ export interface ProposalPageInput {
   readonly notices: readonly Notice[];
   /** False when the link's run id is not the proposal's: nothing can be approved from it. */
   readonly runMatches: boolean;
-  /** The proposal this one supersedes, and the one that supersedes it. */
-  readonly previous?: Proposal | undefined;
-  readonly next?: Proposal | undefined;
+  /** The edit links, the re-proposal links and the other pending proposals with the same scope (`engine.related`). */
+  readonly related: RelatedProposals;
+  /** The registered operation's declarations (order, emphasis, redaction), when it is still registered. */
+  readonly operation: FieldDeclarations | undefined;
 }
 
 function notice(n: Notice): HtmlEscapedString {
   return html`<div class="banner ${n.tone}" role="${n.tone === 'bad' || n.tone === 'warn' ? 'alert' : 'status'}"><strong>${n.title}</strong>${n.body ?? ''}${
     n.reason ? html` <span class="muted">Reason <code class="reason-code">${n.reason}</code></span>` : ''
   }</div>` as HtmlEscapedString;
-}
-
-function link(p: Proposal): HtmlEscapedString {
-  return html`<a href="/proposals/${p.id}"><code>${p.id}</code></a> <span class="hash small">${p.short}</span>` as HtmlEscapedString;
 }
 
 /** "1 of 2 approvals" and who gave them, for a proposal whose policy needs more than one. */
@@ -92,8 +93,7 @@ ${approvalsFact(p)}
           ? html`<span class="${left <= 0 ? 'gone' : left < 5 * 60_000 ? 'soon' : 'muted'}">(${left <= 0 ? 'expired' : `${formatSpan(left)} left`})</span>`
           : ''
       }</dd>
-      ${input.previous ? html`<dt>Supersedes</dt><dd>${link(input.previous)}</dd>` : ''}
-      ${input.next ? html`<dt>Superseded by</dt><dd>${link(input.next)}</dd>` : ''}
+      ${relatedFacts(input.related)}
       ${p.decidedBy ? html`<dt>Decided by</dt><dd>${userText(p.decidedBy)}${p.decidedAt ? html` <span class="muted">at ${formatInstant(p.decidedAt)}</span>` : ''}</dd>` : ''}
       ${p.decisionNote ? html`<dt>Note</dt><dd>${userText(p.decisionNote)}</dd>` : ''}
     </dl>
@@ -206,8 +206,15 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
   const preview = p.preview;
   const previewBody =
     typeof preview === 'object' && preview !== null && !Array.isArray(preview)
-      ? renderFields(preview as Record<string, unknown>, ['title'])
+      ? reviewedPreview(reviewFields(preview as Record<string, unknown>, input.operation, ['title']))
       : renderFields({ value: preview });
+  const { supersedes, supersededBy } = input.related;
+  // The edit's changes, on the edit (from its predecessor) and on the superseded one (to its edit).
+  const changes = supersedes
+    ? editChangesCard(editChanges(supersedes.scope, p.scope, input.operation), supersedes, 'edit')
+    : supersededBy
+      ? editChangesCard(editChanges(p.scope, supersededBy.scope, input.operation), supersededBy, 'superseded')
+      : '';
   const hazards = hazardsOf(p);
   const shownStatus = p.status === 'pending' && p.expiresAt.getTime() <= input.now ? 'expired' : p.status;
   const body = html`<main id="main">
@@ -220,17 +227,19 @@ export function proposalPage(input: ProposalPageInput): HtmlEscapedString {
     ${statusBadge(shownStatus)}
   </div>
   ${input.notices.map(notice)}
+  ${sameScopeWarning(input.related)}
   <div class="grid">
     <div>
       ${outcomePanel({ proposal: p, handback: input.handback, csrf: input.session.csrfToken, mayReconcile: input.rights.reconcile.kind === 'allowed' })}
-      <section class="card" aria-labelledby="preview-h">
+      ${changes}
+      <section class="card" aria-labelledby="preview-h" data-testid="preview">
         <h2 id="preview-h">${p.status === 'pending' ? 'What you are approving' : 'What was reviewed'}</h2>
         ${textWarning(hazards, 'This preview')}
         ${previewBody}
       </section>
       <section class="card" aria-labelledby="timeline-h">
         <h2 id="timeline-h">Audit timeline</h2>
-        ${timeline(input.timeline)}
+        ${timeline(input.timeline, p.scopeDigest)}
       </section>
     </div>
     <aside>

@@ -6,6 +6,8 @@ import type { AuditLine } from '../../../engine/queries.js';
 import { formatInstant } from '../format-time.js';
 import { userText } from '../render-text.js';
 import { renderFields } from '../render-value.js';
+import { eventHashFacts } from '../review/event-hashes.js';
+import { hashFacts } from './review-parts.js';
 
 function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | 'warn' } {
   const outcome = typeof line.detail['outcome'] === 'string' ? line.detail['outcome'] : '';
@@ -56,45 +58,45 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
   }
 }
 
-const HIDDEN_DETAIL = ['operation', 'scopeDigest', 'outcome', 'attempt', 'scopeVersion', 'viewVersion'];
+// `approvedScope` is shown compared with the requested scope (see `eventHashFacts`).
+const HIDDEN_DETAIL = [
+  'operation',
+  'scopeDigest',
+  'approvedScope',
+  'outcome',
+  'attempt',
+  'scopeVersion',
+  'viewVersion',
+];
 
 // A full digest in an event's detail reads as its short hash, the form operators compare by eye.
 function shortenDigests(value: unknown): unknown {
   return isSha256Hex(value) ? `${value.slice(0, 12)}…` : value;
 }
 
-const DIGEST_KEYS = ['proposed', 'seen', 'approved', 'requested'] as const;
-
-// A stored value that is not a digest (a pasted short hash, a forged form field) shows as what it
-// is, marked, never as a hash an operator could match by eye.
-function hashChip(line: AuditLine, key: (typeof DIGEST_KEYS)[number]): HtmlEscapedString {
-  const valid = isSha256Hex((line.digests as Record<string, unknown>)[key]);
-  return html`<span>${key} <code class="hash small${valid ? '' : ' invalid'}"${valid ? '' : html` title="not a SHA-256 digest"`}>${line.short[key]}</code></span>` as HtmlEscapedString;
-}
-
-function hashes(line: AuditLine): HtmlEscapedString | '' {
-  const keys = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
-  return keys.length > 0 || line.commandId || line.attemptId
-    ? (html`<div class="event-hashes">${keys.map((k) => hashChip(line, k))}${
+function hashes(line: AuditLine, approvedScope: string | undefined): HtmlEscapedString | '' {
+  const facts = hashFacts(eventHashFacts(line.digests, line.detail, approvedScope));
+  return facts.length > 0 || line.commandId || line.attemptId
+    ? (html`<div class="event-hashes">${facts}${
         line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
       }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>` as HtmlEscapedString)
     : '';
 }
 
-function event(line: AuditLine): HtmlEscapedString {
+function event(line: AuditLine, approvedScope: string | undefined): HtmlEscapedString {
   const { label, tone } = describe(line);
   const detail = Object.fromEntries(
     Object.entries(line.detail)
       .filter(([k]) => !HIDDEN_DETAIL.includes(k))
       .map(([k, v]) => [k, shortenDigests(v)]),
   );
-  return html`<li class="${tone}">
+  return html`<li class="${tone}" data-step="${line.step}">
       <div class="event-head">
         <span class="event-step">${label}</span>
         ${line.reason ? html`<span class="reason">${line.reason}</span>` : ''}
         <span class="event-meta">${at(line)} · ${userText(line.actor)}</span>
       </div>
-      ${hashes(line)}
+      ${hashes(line, approvedScope)}
       ${Object.keys(detail).length > 0 ? html`<div class="event-detail">${renderFields(detail)}</div>` : ''}
     </li>` as HtmlEscapedString;
 }
@@ -106,26 +108,30 @@ function at(line: AuditLine): HtmlEscapedString {
 const COUNT = new Intl.NumberFormat('en-US');
 
 // Refusals (or replays) anyone may send again and again: one line with the count, never a page each.
-function repeated(entry: RepeatedEvents): HtmlEscapedString {
+function repeated(entry: RepeatedEvents, approvedScope: string | undefined): HtmlEscapedString {
   const { label, tone } = describe(entry.first);
-  return html`<li class="${tone} repeated" data-testid="repeated-events">
+  return html`<li class="${tone} repeated" data-testid="repeated-events" data-step="${entry.step}">
       <div class="event-head">
         <span class="event-step">${label} ${COUNT.format(entry.count)} times</span>
         ${entry.reason ? html`<span class="reason">${entry.reason}</span>` : ''}
         <span class="event-meta">by ${userText(entry.actor)}</span>
       </div>
       <div class="event-hashes"><span>first ${at(entry.first)}</span><span>last ${at(entry.last)}</span></div>
-      ${hashes(entry.last)}
+      ${hashes(entry.last, approvedScope)}
     </li>` as HtmlEscapedString;
 }
 
 /**
- * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash;
- * repeated refusals by one actor collapsed into one line, so every decision is on the first screen.
+ * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash,
+ * like compared with like (a requested scope with `approvedScope`, the proposal's scope digest;
+ * the digest an approver saw with the contract); repeated refusals by one actor collapsed into one
+ * line, so every decision is on the first screen.
  */
-export function timeline(input: ProposalTimeline): HtmlEscapedString {
+export function timeline(input: ProposalTimeline, approvedScope?: string): HtmlEscapedString {
   if (input.entries.length === 0) return html`<p class="muted">No audit events.</p>` as HtmlEscapedString;
-  const items = input.entries.map((entry) => (entry.kind === 'event' ? event(entry.line) : repeated(entry)));
+  const items = input.entries.map((entry) =>
+    entry.kind === 'event' ? event(entry.line, approvedScope) : repeated(entry, approvedScope),
+  );
   const collapsed = input.entries.length < input.eventCount;
   return html`<ol class="timeline">${items}</ol>${
     collapsed
