@@ -66,12 +66,12 @@ if (!existsSync(CHROMIUM)) {
         .poll(() => changes.getByRole('heading', { name: 'Changed by this edit' }).isVisible())
         .toBe(true);
       const account = changes.locator('tr[data-field="account"]');
-      expect(await account.locator('td.old').innerText()).toBe('…er-7');
-      expect(await account.locator('td.new').innerText()).toBe('…al-2');
+      expect(await account.locator('td.old').textContent()).toBe('…er-7');
+      expect(await account.locator('td.new').textContent()).toBe('…al-2');
       const amount = changes.locator('tr[data-field="amount_minor"]');
-      expect(await amount.locator('td.old').innerText()).toBe('4000');
-      expect(await amount.locator('td.new').innerText()).toBe('40000');
-      expect(await changes.innerText()).not.toContain('acct-');
+      expect(await amount.locator('td.old').textContent()).toBe('4000');
+      expect(await amount.locator('td.new').textContent()).toBe('40000');
+      expect(await changes.textContent()).not.toContain('acct-');
 
       // Back to the predecessor, which links forward to the edit and shows the same changes.
       const editUrl = page.url();
@@ -82,7 +82,7 @@ if (!existsSync(CHROMIUM)) {
       const forward = page.getByTestId('superseded-by').getByRole('link');
       expect(`${h.url}${await forward.getAttribute('href')}`).toBe(editUrl);
       expect(
-        await page.getByTestId('edit-changes').locator('tr[data-field="account"] td.new').innerText(),
+        await page.getByTestId('edit-changes').locator('tr[data-field="account"] td.new').textContent(),
       ).toBe('…al-2');
       expect(errors).toEqual([]);
     });
