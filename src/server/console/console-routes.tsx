@@ -1,7 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { HtmlEscapedString } from 'hono/utils/html';
-import { html } from 'hono/html';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Engine } from '../../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../../engine/engine-context.js';
@@ -30,8 +28,10 @@ import { listedFields } from './list-preview.js';
 import { inboxPage, inboxQueryErrorPage } from './pages/inbox-page.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
 import { mountSso } from './sso-routes.js';
-import { type Notice, proposalPage } from './pages/proposal-page.js';
-import { userText } from './render-text.js';
+import { type Notice, ProposalLink, proposalPage } from './pages/proposal-page.js';
+import { modelText } from './model-text.js';
+import { UserText } from './render-text.js';
+import type { Page } from './layout.js';
 import { STYLESHEET } from './stylesheet.js';
 
 /** What the console is wired from. */
@@ -143,9 +143,17 @@ function refusalNotice(reason: DenialReason, message: string, next: Proposal | u
     resource_mismatch: 'Not approved: the proposal acts on another resource than the page showed.',
   };
   const body =
-    reason === 'superseded' && next
-      ? (html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it; review and approve that one.` as HtmlEscapedString)
-      : (html` ${userText(message)}.` as HtmlEscapedString);
+    reason === 'superseded' && next ? (
+      <>
+        {' '}
+        The new proposal <ProposalLink proposal={next} /> replaces it; review and approve that one.
+      </>
+    ) : (
+      <>
+        {' '}
+        <UserText text={message} />.
+      </>
+    );
   return { tone: 'bad', title: titles[reason] ?? 'Refused.', body, reason };
 }
 
@@ -162,7 +170,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   };
   const page = (
     c: Context<AppEnv>,
-    body: HtmlEscapedString,
+    body: Page,
     status: 200 | 400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
   ) => {
     c.header('Cache-Control', 'no-store');
@@ -220,7 +228,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         notices.push({
           tone: 'ok',
           title: `Saved as a new proposal with hash ${proposal.short}.`,
-          body: html` It supersedes <a href="/proposals/${previous.id}"><code>${previous.id}</code></a> <span class="hash small">${previous.short}</span>; approve this one to execute it.` as HtmlEscapedString,
+          body: (
+            <>
+              {' '}
+              It supersedes <ProposalLink proposal={previous} />; approve this one to execute it.
+            </>
+          ),
         });
     } else if (done === 'approved') {
       notices.push(approvedNotice(proposal.status));
@@ -239,7 +252,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       notices.push({
         tone: 'info',
         title: 'This proposal was edited.',
-        body: html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it.` as HtmlEscapedString,
+        body: (
+          <>
+            {' '}
+            The new proposal <ProposalLink proposal={next} /> replaces it.
+          </>
+        ),
       });
     }
     const operation = engine.operations.get(proposal.operation);
@@ -259,7 +277,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           reconcile: engine.mayDecide(actor, proposal, 'reconcile'),
         },
         editFields: operation ? editFields(operation) : [],
-        handback: handbackText(engine, proposal),
+        handback: modelText(handbackText(engine, proposal)),
         notices,
         runMatches,
         related,
@@ -673,7 +691,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           {
             tone: 'bad',
             title: 'The edit was not saved.',
-            body: html` ${userText(result.modelMessage)}` as HtmlEscapedString,
+            body: (
+              <>
+                {' '}
+                <UserText text={modelText(result.modelMessage)} />
+              </>
+            ),
             reason: result.reason,
           },
         ],

@@ -1,13 +1,11 @@
-import { html } from 'hono/html';
-import type { HtmlEscapedString } from 'hono/utils/html';
 import type { ProposalTimeline, RepeatedEvents } from '../../../engine/audit-timeline.js';
 import { isSha256Hex } from '../../../canonical/digest.js';
 import type { AuditLine } from '../../../engine/queries.js';
 import { formatInstant } from '../format-time.js';
-import { userText } from '../render-text.js';
-import { renderFields } from '../render-value.js';
+import { UserText } from '../render-text.js';
+import { Fields } from '../render-value.js';
 import { eventHashFacts } from '../review/event-hashes.js';
-import { hashFacts } from './review-parts.js';
+import { HashFacts } from './review-parts.js';
 
 function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | 'warn' } {
   const outcome = typeof line.detail['outcome'] === 'string' ? line.detail['outcome'] : '';
@@ -74,51 +72,102 @@ function shortenDigests(value: unknown): unknown {
   return isSha256Hex(value) ? `${value.slice(0, 12)}…` : value;
 }
 
-function hashes(line: AuditLine, approvedScope: string | undefined): HtmlEscapedString | '' {
-  const facts = hashFacts(eventHashFacts(line.digests, line.detail, approvedScope));
-  return facts.length > 0 || line.commandId || line.attemptId
-    ? (html`<div class="event-hashes">${facts}${
-        line.attemptId ? html`<span>attempt <code>${line.attemptId}</code></span>` : ''
-      }${line.commandId ? html`<span>command <code>${line.commandId}</code></span>` : ''}</div>` as HtmlEscapedString)
-    : '';
+/** Props of the parts that show an event's digests. */
+interface HashesProps {
+  readonly line: AuditLine;
+  /** The proposal's scope digest: what a requested scope is compared with when the event names none. */
+  readonly approvedScope: string | undefined;
 }
 
-function event(line: AuditLine, approvedScope: string | undefined): HtmlEscapedString {
+function Hashes({ line, approvedScope }: HashesProps) {
+  const facts = eventHashFacts(line.digests, line.detail, approvedScope);
+  if (facts.length === 0 && !line.commandId && !line.attemptId) return null;
+  return (
+    <div class="event-hashes">
+      <HashFacts facts={facts} />
+      {line.attemptId ? (
+        <span>
+          attempt <code>{line.attemptId}</code>
+        </span>
+      ) : (
+        ''
+      )}
+      {line.commandId ? (
+        <span>
+          command <code>{line.commandId}</code>
+        </span>
+      ) : (
+        ''
+      )}
+    </div>
+  );
+}
+
+function At({ line }: { readonly line: AuditLine }) {
+  return <time datetime={new Date(line.at).toISOString()}>{formatInstant(line.at)}</time>;
+}
+
+function Event({ line, approvedScope }: HashesProps) {
   const { label, tone } = describe(line);
   const detail = Object.fromEntries(
     Object.entries(line.detail)
       .filter(([k]) => !HIDDEN_DETAIL.includes(k))
       .map(([k, v]) => [k, shortenDigests(v)]),
   );
-  return html`<li class="${tone}" data-step="${line.step}">
+  return (
+    <li class={tone} data-step={line.step}>
       <div class="event-head">
-        <span class="event-step">${label}</span>
-        ${line.reason ? html`<span class="reason">${line.reason}</span>` : ''}
-        <span class="event-meta">${at(line)} · ${userText(line.actor)}</span>
+        <span class="event-step">{label}</span>
+        {line.reason ? <span class="reason">{line.reason}</span> : ''}
+        <span class="event-meta">
+          <At line={line} /> · <UserText text={line.actor} />
+        </span>
       </div>
-      ${hashes(line, approvedScope)}
-      ${Object.keys(detail).length > 0 ? html`<div class="event-detail">${renderFields(detail)}</div>` : ''}
-    </li>` as HtmlEscapedString;
-}
-
-function at(line: AuditLine): HtmlEscapedString {
-  return html`<time datetime="${new Date(line.at).toISOString()}">${formatInstant(line.at)}</time>` as HtmlEscapedString;
+      <Hashes line={line} approvedScope={approvedScope} />
+      {Object.keys(detail).length > 0 ? (
+        <div class="event-detail">
+          <Fields value={detail} />
+        </div>
+      ) : (
+        ''
+      )}
+    </li>
+  );
 }
 
 const COUNT = new Intl.NumberFormat('en-US');
 
 // Refusals (or replays) anyone may send again and again: one line with the count, never a page each.
-function repeated(entry: RepeatedEvents, approvedScope: string | undefined): HtmlEscapedString {
+function Repeated({
+  entry,
+  approvedScope,
+}: {
+  readonly entry: RepeatedEvents;
+  readonly approvedScope: string | undefined;
+}) {
   const { label, tone } = describe(entry.first);
-  return html`<li class="${tone} repeated" data-testid="repeated-events" data-step="${entry.step}">
+  return (
+    <li class={`${tone} repeated`} data-testid="repeated-events" data-step={entry.step}>
       <div class="event-head">
-        <span class="event-step">${label} ${COUNT.format(entry.count)} times</span>
-        ${entry.reason ? html`<span class="reason">${entry.reason}</span>` : ''}
-        <span class="event-meta">by ${userText(entry.actor)}</span>
+        <span class="event-step">
+          {label} {COUNT.format(entry.count)} times
+        </span>
+        {entry.reason ? <span class="reason">{entry.reason}</span> : ''}
+        <span class="event-meta">
+          by <UserText text={entry.actor} />
+        </span>
       </div>
-      <div class="event-hashes"><span>first ${at(entry.first)}</span><span>last ${at(entry.last)}</span></div>
-      ${hashes(entry.last, approvedScope)}
-    </li>` as HtmlEscapedString;
+      <div class="event-hashes">
+        <span>
+          first <At line={entry.first} />
+        </span>
+        <span>
+          last <At line={entry.last} />
+        </span>
+      </div>
+      <Hashes line={entry.last} approvedScope={approvedScope} />
+    </li>
+  );
 }
 
 /**
@@ -127,15 +176,35 @@ function repeated(entry: RepeatedEvents, approvedScope: string | undefined): Htm
  * the digest an approver saw with the contract); repeated refusals by one actor collapsed into one
  * line, so every decision is on the first screen.
  */
-export function timeline(input: ProposalTimeline, approvedScope?: string): HtmlEscapedString {
-  if (input.entries.length === 0) return html`<p class="muted">No audit events.</p>` as HtmlEscapedString;
-  const items = input.entries.map((entry) =>
-    entry.kind === 'event' ? event(entry.line, approvedScope) : repeated(entry, approvedScope),
+export function Timeline({
+  timeline,
+  approvedScope,
+}: {
+  readonly timeline: ProposalTimeline;
+  /** The proposal's scope digest (see {@link eventHashFacts}). */
+  readonly approvedScope?: string;
+}) {
+  if (timeline.entries.length === 0) return <p class="muted">No audit events.</p>;
+  const collapsed = timeline.entries.length < timeline.eventCount;
+  return (
+    <>
+      <ol class="timeline">
+        {timeline.entries.map((entry) =>
+          entry.kind === 'event' ? (
+            <Event line={entry.line} approvedScope={approvedScope} />
+          ) : (
+            <Repeated entry={entry} approvedScope={approvedScope} />
+          ),
+        )}
+      </ol>
+      {collapsed ? (
+        <p class="muted">
+          {COUNT.format(timeline.eventCount)} audit events; repeated ones are collapsed. Every event:{' '}
+          <code>countersign audit show</code> or the audit API.
+        </p>
+      ) : (
+        ''
+      )}
+    </>
   );
-  const collapsed = input.entries.length < input.eventCount;
-  return html`<ol class="timeline">${items}</ol>${
-    collapsed
-      ? html`<p class="muted">${COUNT.format(input.eventCount)} audit events; repeated ones are collapsed. Every event: <code>countersign audit show</code> or the audit API.</p>`
-      : ''
-  }` as HtmlEscapedString;
 }

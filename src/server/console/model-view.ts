@@ -1,0 +1,38 @@
+import type { Proposal } from '../../engine/proposal.js';
+import { type ModelText, modelText } from './model-text.js';
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The texts of a proposal the agent or its model wrote, as {@link ModelText}: the one place the
+ * console wraps them (preview values, the request and outcome results are rendered through
+ * `Value`, which marks every string in them).
+ */
+export interface ProposalModelText {
+  /** The preview's `title`, else the operation's name. */
+  readonly title: ModelText;
+  readonly runId: ModelText;
+  readonly resource: ModelText;
+  readonly section: ModelText | null;
+}
+
+/** The one-line summary of a preview: its `title` when it has one. */
+export function previewTitle(preview: unknown, fallback: string): ModelText {
+  return modelText(
+    isRecord(preview) && typeof preview['title'] === 'string' && preview['title'].trim() !== ''
+      ? preview['title']
+      : fallback,
+  );
+}
+
+/** Wraps the model-written texts of a proposal for the views. */
+export function proposalModelText(p: Proposal): ProposalModelText {
+  return {
+    title: previewTitle(p.preview, p.operation),
+    runId: modelText(p.runId),
+    resource: modelText(p.resource),
+    section: p.section === null ? null : modelText(p.section),
+  };
+}
