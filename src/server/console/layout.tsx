@@ -1,6 +1,5 @@
 import type { Child } from 'hono/jsx';
-import { html } from 'hono/html';
-import type { HtmlEscapedString } from 'hono/utils/html';
+import { type HtmlEscapedString, raw } from 'hono/utils/html';
 import type { ConsoleSession } from '../directory/principal-directory.js';
 import { UserText } from './render-text.js';
 import { STYLESHEET } from './stylesheet.js';
@@ -125,18 +124,14 @@ export type Page = HtmlEscapedString;
 
 /** A rendered console document: the doctype (JSX has none), then the page component. */
 export function renderPage(page: Child): Page {
-  const document = html`<!doctype html>\n${page}`;
+  // JSX renders a node through toString; the doctype is our constant, not data.
+  const document: unknown = (
+    <>
+      {raw('<!doctype html>\n')}
+      {page}
+    </>
+  ).toString();
   // No console component is async, so the document renders at once; a promise here is a bug.
-  if (document instanceof Promise) throw new Error('a console page rendered asynchronously');
-  return document;
-}
-
-/** What `layout` frames: the layout's props with the page's `<main>` as `body`. */
-export interface LayoutInput extends Omit<LayoutProps, 'children'> {
-  readonly body: Child;
-}
-
-/** A full console document from the layout's props and the page's body. */
-export function layout({ body, ...props }: LayoutInput): Page {
-  return renderPage(<Layout {...props}>{body}</Layout>);
+  if (typeof document !== 'string') throw new Error('a console page rendered asynchronously');
+  return raw(document);
 }

@@ -1,4 +1,7 @@
+import { canonicalize } from '../../canonical/canonicalize.js';
 import type { Proposal } from '../../engine/proposal.js';
+import type { Grant } from '../../grants/grant.js';
+import type { DeliveryView } from '../../notify/deliveries.js';
 import { type ModelText, modelText } from './model-text.js';
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -35,4 +38,37 @@ export function proposalModelText(p: Proposal): ProposalModelText {
     resource: modelText(p.resource),
     section: p.section === null ? null : modelText(p.section),
   };
+}
+
+/**
+ * The texts of a grant that an admin typed, possibly pasted from an agent's proposal, as
+ * {@link ModelText}: the agent it names, its resource boundary and its constraints.
+ */
+export interface GrantModelText {
+  readonly subject: ModelText;
+  readonly resource: ModelText;
+  /** Each field's bound, `field {json}`, joined by `; `. */
+  readonly constraints: ModelText;
+}
+
+/** Wraps the typed-in texts of a grant for the views. */
+export function grantModelText(g: Grant): GrantModelText {
+  return {
+    subject: modelText(g.subject),
+    resource: modelText(g.resource),
+    constraints: modelText(
+      Object.entries(g.constraints)
+        .map(([field, c]) => `${field} ${canonicalize(c)}`)
+        .join('; '),
+    ),
+  };
+}
+
+/**
+ * A delivery's last error as {@link ModelText}: it quotes the receiver's response (a webhook's
+ * body, an SMTP server's reply), which anyone controlling the receiver writes. Null when there is
+ * none to show.
+ */
+export function deliveryLastError(d: DeliveryView): ModelText | null {
+  return d.lastError ? modelText(d.lastError) : null;
 }
