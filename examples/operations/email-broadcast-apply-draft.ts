@@ -26,7 +26,20 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
     scope: argumentsSchema
       .extend({ tenant: z.string().min(1), operation: z.literal('email_broadcast.apply_draft') })
       .strict(),
-    fields: { audience: { set: true } },
+    fields: {
+      audience: { set: true, highImpact: true },
+      audience_count: { highImpact: true },
+      mode: { highImpact: true },
+    },
+    preview: z.strictObject({
+      title: z.string(),
+      broadcast: z.string(),
+      mode: z.string(),
+      audience_count: z.number(),
+      subject: z.string(),
+      body: z.string(),
+      audience: z.array(z.string()),
+    }),
     request: z.strictObject({
       broadcast_id: z.string().min(1).max(64),
       subject: z.string().min(1).max(200),

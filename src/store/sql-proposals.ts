@@ -59,6 +59,18 @@ function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql): [
     where.push('updated_at >= ?');
     params.push(filter.updatedSince);
   }
+  if (filter.resource !== undefined) {
+    where.push('resource = ?');
+    params.push(filter.resource);
+  }
+  if (filter.scopeDigest !== undefined) {
+    where.push('scope_digest = ?');
+    params.push(filter.scopeDigest);
+  }
+  if (filter.exceptId !== undefined) {
+    where.push('id <> ?');
+    params.push(filter.exceptId);
+  }
   const search = filter.search?.trim();
   if (search) {
     const any = ['id = ?', `lower(${preview.title}) LIKE ? ESCAPE '\\'`];
@@ -96,7 +108,14 @@ export function listProposalsSql(
 ): [string, unknown[]] {
   const [where, params] = whereOf(tenant, query, preview);
   const sort = query.sort ?? 'created';
-  const { key, dir } = orderOf(sort, preview);
+  const ordered = orderOf(sort, preview);
+  const { key } = ordered;
+  // `since` reads forwards in time: oldest first from a position (only with the created order).
+  const dir = query.since && sort === 'created' ? 'ASC' : ordered.dir;
+  if (query.since && sort === 'created') {
+    where.push('(created_at > ? OR (created_at = ? AND id > ?))');
+    params.push(query.since.createdAt, query.since.createdAt, query.since.id);
+  }
   if (query.before) {
     where.push('(created_at < ? OR (created_at = ? AND id < ?))');
     params.push(query.before.createdAt, query.before.createdAt, query.before.id);

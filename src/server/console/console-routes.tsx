@@ -209,11 +209,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const actor = session.actor;
     const proposal = await engine.get(actor.tenant, id);
     if (!proposal) throw new HttpProblem(404, 'not_found', 'no such proposal');
-    const [audit, previous, next] = await Promise.all([
+    const [audit, related] = await Promise.all([
       engine.timeline(actor.tenant, proposal.id),
-      proposal.supersedes ? engine.get(actor.tenant, proposal.supersedes) : undefined,
-      proposal.supersededBy ? engine.get(actor.tenant, proposal.supersededBy) : undefined,
+      engine.related(proposal),
     ]);
+    const previous = related.supersedes;
+    const next = related.supersededBy;
     const notices = [...(options.notices ?? [])];
     // The outcome of the form post that led here comes from a one-time cookie bound to this
     // session and proposal, never from the query string, and only while the stored state agrees.
@@ -279,8 +280,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         handback: modelText(handbackText(engine, proposal)),
         notices,
         runMatches,
-        previous,
-        next,
+        related,
+        operation,
       }),
       options.status ?? 200,
     );

@@ -129,4 +129,13 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at)',
     ],
   },
+  {
+    version: 9,
+    name: 'review lookups by resource and by pending scope',
+    // The proposal page's Replaces / Replaced by and same-scope lookups (engine.related).
+    statements: [
+      'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
+      "CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending'",
+    ],
+  },
 ];

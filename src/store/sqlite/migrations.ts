@@ -121,4 +121,13 @@ CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, create
 CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at);
 `,
   },
+  {
+    version: 9,
+    name: 'review lookups by resource and by pending scope',
+    // The proposal page's Replaces / Replaced by and same-scope lookups (engine.related).
+    sql: `
+CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id);
+CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending';
+`,
+  },
 ];

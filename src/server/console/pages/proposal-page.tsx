@@ -2,6 +2,7 @@ import type { Child } from 'hono/jsx';
 import type { DecisionRight } from '../../../engine/decision-right.js';
 import type { Proposal } from '../../../engine/proposal.js';
 import type { ProposalTimeline } from '../../../engine/audit-timeline.js';
+import type { RelatedProposals } from '../../../engine/related-proposals.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import type { EditField } from '../edit-fields.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
@@ -11,7 +12,10 @@ import type { ModelText } from '../model-text.js';
 import { proposalModelText } from '../model-view.js';
 import { TextWarning, UserText, withoutInvisible } from '../render-text.js';
 import { Fields, fieldLabel } from '../render-value.js';
+import { editChanges } from '../review/edit-changes.js';
+import { type FieldDeclarations, reviewFields } from '../review/field-order.js';
 import { OutcomePanel } from './outcome-panel.js';
+import { EditChanges, RelatedFacts, ReviewedPreview, SameScopeWarning } from './review-parts.js';
 import { StatusBadge } from './status-badge.js';
 import { Timeline } from './timeline.js';
 
@@ -43,9 +47,10 @@ export interface ProposalPageInput {
   readonly notices: readonly Notice[];
   /** False when the link's run id is not the proposal's: nothing can be approved from it. */
   readonly runMatches: boolean;
-  /** The proposal this one supersedes, and the one that supersedes it. */
-  readonly previous?: Proposal | undefined;
-  readonly next?: Proposal | undefined;
+  /** The edit links, the re-proposal links and the other pending proposals with the same scope (`engine.related`). */
+  readonly related: RelatedProposals;
+  /** The registered operation's declarations (order, emphasis, redaction), when it is still registered. */
+  readonly operation: FieldDeclarations | undefined;
 }
 
 function NoticeBanner({ notice: n }: { readonly notice: Notice }) {
@@ -201,26 +206,7 @@ function Facts({ input }: { readonly input: ProposalPageInput }) {
             ''
           )}
         </dd>
-        {input.previous ? (
-          <>
-            <dt>Supersedes</dt>
-            <dd>
-              <ProposalLink proposal={input.previous} />
-            </dd>
-          </>
-        ) : (
-          ''
-        )}
-        {input.next ? (
-          <>
-            <dt>Superseded by</dt>
-            <dd>
-              <ProposalLink proposal={input.next} />
-            </dd>
-          </>
-        ) : (
-          ''
-        )}
+        <RelatedFacts related={input.related} />
         {p.decidedBy ? (
           <>
             <dt>Decided by</dt>
@@ -441,10 +427,29 @@ export function ProposalPage(input: ProposalPageInput) {
   const preview = p.preview;
   const previewBody =
     typeof preview === 'object' && preview !== null && !Array.isArray(preview) ? (
-      <Fields value={preview as Record<string, unknown>} omit={['title']} />
+      <ReviewedPreview
+        fields={reviewFields(preview as Record<string, unknown>, input.operation, ['title'])}
+      />
     ) : (
       <Fields value={{ value: preview }} />
     );
+  const { supersedes, supersededBy } = input.related;
+  // The edit's changes, on the edit (from its predecessor) and on the superseded one (to its edit).
+  const changes = supersedes ? (
+    <EditChanges
+      changes={editChanges(supersedes.scope, p.scope, input.operation)}
+      other={supersedes}
+      side="edit"
+    />
+  ) : supersededBy ? (
+    <EditChanges
+      changes={editChanges(p.scope, supersededBy.scope, input.operation)}
+      other={supersededBy}
+      side="superseded"
+    />
+  ) : (
+    ''
+  );
   const hazards = hazardsOf(p);
   const shownStatus = p.status === 'pending' && p.expiresAt.getTime() <= input.now ? 'expired' : p.status;
   return (
@@ -471,6 +476,7 @@ export function ProposalPage(input: ProposalPageInput) {
         {input.notices.map((n) => (
           <NoticeBanner notice={n} />
         ))}
+        <SameScopeWarning related={input.related} />
         <div class="grid">
           <div class="review">
             <OutcomePanel
@@ -479,7 +485,8 @@ export function ProposalPage(input: ProposalPageInput) {
               csrf={input.session.csrfToken}
               mayReconcile={input.rights.reconcile.kind === 'allowed'}
             />
-            <section class="card" aria-labelledby="preview-h">
+            {changes}
+            <section class="card" aria-labelledby="preview-h" data-testid="preview">
               <h2 id="preview-h">
                 {p.status === 'pending' ? 'What you are approving' : 'What was reviewed'}
               </h2>
@@ -495,7 +502,7 @@ export function ProposalPage(input: ProposalPageInput) {
           <div class="history">
             <section class="card" aria-labelledby="timeline-h">
               <h2 id="timeline-h">Audit timeline</h2>
-              <Timeline timeline={input.timeline} />
+              <Timeline timeline={input.timeline} approvedScope={p.scopeDigest} />
             </section>
           </div>
         </div>

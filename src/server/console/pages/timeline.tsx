@@ -4,6 +4,8 @@ import type { AuditLine } from '../../../engine/queries.js';
 import { formatInstant } from '../format-time.js';
 import { UserText } from '../render-text.js';
 import { Fields } from '../render-value.js';
+import { eventHashFacts } from '../review/event-hashes.js';
+import { HashFacts } from './review-parts.js';
 
 function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | 'warn' } {
   const outcome = typeof line.detail['outcome'] === 'string' ? line.detail['outcome'] : '';
@@ -54,37 +56,35 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
   }
 }
 
-const HIDDEN_DETAIL = ['operation', 'scopeDigest', 'outcome', 'attempt', 'scopeVersion', 'viewVersion'];
+// `approvedScope` is shown compared with the requested scope (see `eventHashFacts`).
+const HIDDEN_DETAIL = [
+  'operation',
+  'scopeDigest',
+  'approvedScope',
+  'outcome',
+  'attempt',
+  'scopeVersion',
+  'viewVersion',
+];
 
 // A full digest in an event's detail reads as its short hash, the form operators compare by eye.
 function shortenDigests(value: unknown): unknown {
   return isSha256Hex(value) ? `${value.slice(0, 12)}…` : value;
 }
 
-const DIGEST_KEYS = ['proposed', 'seen', 'approved', 'requested'] as const;
-
-// A stored value that is not a digest (a pasted short hash, a forged form field) shows as what it
-// is, marked, never as a hash an operator could match by eye.
-function HashChip({ line, name }: { readonly line: AuditLine; readonly name: (typeof DIGEST_KEYS)[number] }) {
-  const valid = isSha256Hex((line.digests as Record<string, unknown>)[name]);
-  return (
-    <span>
-      {name}{' '}
-      <code class={`hash small${valid ? '' : ' invalid'}`} title={valid ? undefined : 'not a SHA-256 digest'}>
-        {line.short[name]}
-      </code>
-    </span>
-  );
+/** Props of the parts that show an event's digests. */
+interface HashesProps {
+  readonly line: AuditLine;
+  /** The proposal's scope digest: what a requested scope is compared with when the event names none. */
+  readonly approvedScope: string | undefined;
 }
 
-function Hashes({ line }: { readonly line: AuditLine }) {
-  const keys = DIGEST_KEYS.filter((k) => line.short[k] !== undefined);
-  if (keys.length === 0 && !line.commandId && !line.attemptId) return null;
+function Hashes({ line, approvedScope }: HashesProps) {
+  const facts = eventHashFacts(line.digests, line.detail, approvedScope);
+  if (facts.length === 0 && !line.commandId && !line.attemptId) return null;
   return (
     <div class="event-hashes">
-      {keys.map((k) => (
-        <HashChip line={line} name={k} />
-      ))}
+      <HashFacts facts={facts} />
       {line.attemptId ? (
         <span>
           attempt <code>{line.attemptId}</code>
@@ -107,7 +107,7 @@ function At({ line }: { readonly line: AuditLine }) {
   return <time datetime={new Date(line.at).toISOString()}>{formatInstant(line.at)}</time>;
 }
 
-function Event({ line }: { readonly line: AuditLine }) {
+function Event({ line, approvedScope }: HashesProps) {
   const { label, tone } = describe(line);
   const detail = Object.fromEntries(
     Object.entries(line.detail)
@@ -115,7 +115,7 @@ function Event({ line }: { readonly line: AuditLine }) {
       .map(([k, v]) => [k, shortenDigests(v)]),
   );
   return (
-    <li class={tone}>
+    <li class={tone} data-step={line.step}>
       <div class="event-head">
         <span class="event-step">{label}</span>
         {line.reason ? <span class="reason">{line.reason}</span> : ''}
@@ -123,7 +123,7 @@ function Event({ line }: { readonly line: AuditLine }) {
           <At line={line} /> · <UserText text={line.actor} />
         </span>
       </div>
-      <Hashes line={line} />
+      <Hashes line={line} approvedScope={approvedScope} />
       {Object.keys(detail).length > 0 ? (
         <div class="event-detail">
           <Fields value={detail} />
@@ -138,10 +138,16 @@ function Event({ line }: { readonly line: AuditLine }) {
 const COUNT = new Intl.NumberFormat('en-US');
 
 // Refusals (or replays) anyone may send again and again: one line with the count, never a page each.
-function Repeated({ entry }: { readonly entry: RepeatedEvents }) {
+function Repeated({
+  entry,
+  approvedScope,
+}: {
+  readonly entry: RepeatedEvents;
+  readonly approvedScope: string | undefined;
+}) {
   const { label, tone } = describe(entry.first);
   return (
-    <li class={`${tone} repeated`} data-testid="repeated-events">
+    <li class={`${tone} repeated`} data-testid="repeated-events" data-step={entry.step}>
       <div class="event-head">
         <span class="event-step">
           {label} {COUNT.format(entry.count)} times
@@ -159,23 +165,36 @@ function Repeated({ entry }: { readonly entry: RepeatedEvents }) {
           last <At line={entry.last} />
         </span>
       </div>
-      <Hashes line={entry.last} />
+      <Hashes line={entry.last} approvedScope={approvedScope} />
     </li>
   );
 }
 
 /**
- * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash;
- * repeated refusals by one actor collapsed into one line, so every decision is on the first screen.
+ * The audit events of one proposal as a timeline: step, time, actor, reason and every short hash,
+ * like compared with like (a requested scope with `approvedScope`, the proposal's scope digest;
+ * the digest an approver saw with the contract); repeated refusals by one actor collapsed into one
+ * line, so every decision is on the first screen.
  */
-export function Timeline({ timeline }: { readonly timeline: ProposalTimeline }) {
+export function Timeline({
+  timeline,
+  approvedScope,
+}: {
+  readonly timeline: ProposalTimeline;
+  /** The proposal's scope digest (see {@link eventHashFacts}). */
+  readonly approvedScope?: string;
+}) {
   if (timeline.entries.length === 0) return <p class="muted">No audit events.</p>;
   const collapsed = timeline.entries.length < timeline.eventCount;
   return (
     <>
       <ol class="timeline">
         {timeline.entries.map((entry) =>
-          entry.kind === 'event' ? <Event line={entry.line} /> : <Repeated entry={entry} />,
+          entry.kind === 'event' ? (
+            <Event line={entry.line} approvedScope={approvedScope} />
+          ) : (
+            <Repeated entry={entry} approvedScope={approvedScope} />
+          ),
         )}
       </ol>
       {collapsed ? (
