@@ -7,6 +7,7 @@ const INTEGRATION = [
   'test/cli/**/*.test.ts',
   'test/reliability/**/*.test.ts',
   'test/store/postgres-store.test.ts',
+  'test/store/upgrade.test.ts',
   'test/adapters/examples.test.ts',
   'test/adapters/mcp.test.ts',
   'test/adapters/mcp-replies.test.ts',

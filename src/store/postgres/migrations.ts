@@ -1,9 +1,8 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+import type { SqlMigration } from '../sql/sql-store.js';
+
 /** One versioned schema migration of the PostgreSQL store: statements applied in one transaction. */
-export interface PostgresMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly statements: readonly string[];
-}
+export type PostgresMigration = SqlMigration;
 
 // Mirrors the SQLite schema (src/store/sqlite/migrations.ts) column for column: BIGINT for ms
 // timestamps, TEXT for JSON (canonical text, never jsonb: digests are recomputed from exactly the
@@ -119,5 +118,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       "CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending'",
       'CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id)',
     ],
+  },
+  {
+    version: 8,
+    name: 'principal directory',
+    statements: DIRECTORY_TABLES,
   },
 ];

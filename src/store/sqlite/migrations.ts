@@ -1,3 +1,5 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+
 /** Versioned schema migrations of the SQLite store. Never edit a released one: add the next. */
 export const SQLITE_MIGRATIONS: readonly {
   readonly version: number;
@@ -111,5 +113,10 @@ CREATE TABLE countersign_outbox (
 CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending';
 CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id);
 `,
+  },
+  {
+    version: 8,
+    name: 'principal directory',
+    sql: `${DIRECTORY_TABLES.join(';\n')};`,
   },
 ];
