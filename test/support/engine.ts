@@ -5,6 +5,8 @@ import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.
 import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
 import { type FaultHook, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/store.js';
+import { type TestPostgres, testPostgres } from './postgres.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock {
@@ -42,11 +44,11 @@ export function tempDir(): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface Harness {
+export interface Harness<S extends Store = SqliteStore> {
   readonly engine: Engine;
   readonly world: DemoWorld;
   readonly clock: ManualClock;
-  readonly store: SqliteStore;
+  readonly store: S;
   readonly dbPath: string;
   close(): Promise<void>;
 }
@@ -73,6 +75,61 @@ export async function harness(
     close: async () => {
       await engine.close();
       cleanup();
+    },
+  };
+}
+
+/** A backend the engine behaviour suites run on. */
+export type EngineBackend = 'sqlite' | 'postgres';
+
+/**
+ * The backends of the engine behaviour suites that run on every backend: SQLite, and PostgreSQL
+ * (the server at COUNTERSIGN_TEST_PG_URL, or else the embedded PGlite).
+ */
+export const ENGINE_BACKENDS: readonly EngineBackend[] = ['sqlite', 'postgres'];
+
+let postgres: TestPostgres | undefined;
+
+/**
+ * Starts a backend before its first test: the embedded PGlite takes seconds to start, paid once
+ * per file in a hook (`beforeAll(() => warmUp(backend), 120_000)`), not inside a test's timeout.
+ */
+export async function warmUp(backend: EngineBackend): Promise<void> {
+  if (backend === 'sqlite') return;
+  postgres ??= testPostgres();
+  const schema = postgres.newSchema();
+  await (await postgres.store({ schema })).close();
+  await postgres.dropSchema(schema);
+}
+
+/**
+ * {@link harness} on a backend: SQLite as there, or a PostgreSQL store in a schema of its own
+ * (dropped on close; the file's embedded database is shared by its harnesses).
+ */
+export async function harnessOn(
+  backend: EngineBackend,
+  options: Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook } = {},
+): Promise<Harness<Store>> {
+  if (backend === 'sqlite') return harness(options);
+  postgres ??= testPostgres();
+  const pg = postgres;
+  const schema = pg.newSchema();
+  const store = await pg.store({ schema });
+  const clock = new ManualClock();
+  const world = options.world ?? demoWorld();
+  const { faults, world: _world, ...engineOptions } = options;
+  const engine = await createEngine(
+    withFaults({ store, operations: demoOperations(world), clock, ...engineOptions }, faults),
+  );
+  return {
+    engine,
+    world,
+    clock,
+    store,
+    dbPath: schema,
+    close: async () => {
+      await engine.close();
+      await pg.dropSchema(schema);
     },
   };
 }
