@@ -53,13 +53,22 @@ export interface Harness<S extends Store = SqliteStore> {
   close(): Promise<void>;
 }
 
+type HarnessOptions = Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook };
+
 /** An engine on a real SQLite file in a temp dir, with the demo operations and a manual clock. */
-export async function harness(
-  options: Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook } = {},
-): Promise<Harness> {
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const { dir, cleanup } = tempDir();
   const dbPath = join(dir, 'test.db');
-  const store = new SqliteStore({ path: dbPath });
+  return engineOn(new SqliteStore({ path: dbPath }), dbPath, async () => cleanup(), options);
+}
+
+/** The demo engine on `store`; `dispose` runs after the engine closes. */
+async function engineOn<S extends Store>(
+  store: S,
+  dbPath: string,
+  dispose: () => Promise<void>,
+  options: HarnessOptions,
+): Promise<Harness<S>> {
   const clock = new ManualClock();
   const world = options.world ?? demoWorld();
   const { faults, world: _world, ...engineOptions } = options;
@@ -74,7 +83,7 @@ export async function harness(
     dbPath,
     close: async () => {
       await engine.close();
-      cleanup();
+      await dispose();
     },
   };
 }
@@ -108,30 +117,13 @@ export async function warmUp(backend: EngineBackend): Promise<void> {
  */
 export async function harnessOn(
   backend: EngineBackend,
-  options: Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook } = {},
+  options: HarnessOptions = {},
 ): Promise<Harness<Store>> {
   if (backend === 'sqlite') return harness(options);
   postgres ??= testPostgres();
   const pg = postgres;
   const schema = pg.newSchema();
-  const store = await pg.store({ schema });
-  const clock = new ManualClock();
-  const world = options.world ?? demoWorld();
-  const { faults, world: _world, ...engineOptions } = options;
-  const engine = await createEngine(
-    withFaults({ store, operations: demoOperations(world), clock, ...engineOptions }, faults),
-  );
-  return {
-    engine,
-    world,
-    clock,
-    store,
-    dbPath: schema,
-    close: async () => {
-      await engine.close();
-      await pg.dropSchema(schema);
-    },
-  };
+  return engineOn(await pg.store({ schema }), schema, () => pg.dropSchema(schema), options);
 }
 
 /** Proposes the note's 240.49 USD invoice payment for a tenant. */
