@@ -9,6 +9,7 @@ const INTEGRATION = [
   'test/browser/**/*.test.ts',
   'test/cli/**/*.test.ts',
   'test/reliability/**/*.test.ts',
+  'test/store/upgrade.test.ts',
   'test/adapters/examples.test.ts',
   'test/adapters/mcp.test.ts',
   'test/adapters/mcp-replies.test.ts',

@@ -276,3 +276,4 @@ export {
   TestingKitError,
   UnstorableValueError,
 } from './errors.js';
+export { type RenderedSql, type SqlDialect, SqlQuery, sql } from './store/sql/sql.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../../src/index.js';
+import { defineOperation, sql } from '../../src/index.js';
 import type { BroadcastBook } from '../fakes/broadcasts.js';
 
 /** The table the local effect writes, in the same database and transaction as the outcome. */
@@ -84,8 +84,7 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
           `CREATE TABLE IF NOT EXISTS ${DRAFTS_TABLE} (tenant TEXT NOT NULL, broadcast_id TEXT NOT NULL, proposal_id TEXT NOT NULL, command_id TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, broadcast_id, proposal_id))`,
         );
         await tx.run(
-          `INSERT INTO ${DRAFTS_TABLE} (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (?, ?, ?, ?, ?, ?)`,
-          [ctx.tenant, a.broadcast_id, ctx.proposalId, meta.commandId, a.subject, a.body],
+          sql`INSERT INTO example_broadcast_drafts (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (${ctx.tenant}, ${a.broadcast_id}, ${ctx.proposalId}, ${meta.commandId}, ${a.subject}, ${a.body})`,
         );
         return { applied: true, recipients: a.audience.length };
       });

@@ -5,6 +5,7 @@ import type { Localizer } from '../i18n/localizer.js';
 import type { Actor } from './actor.js';
 import { type HandbackText, handbackDefinitionProblem, localizedHandback } from './localized-handback.js';
 import type { Outcome } from './outcome.js';
+import type { SqlQuery } from '../store/sql/sql.js';
 
 /** `local` effects commit in the same transaction as their outcome; `external` ones call a provider. */
 export type Effect = 'local' | 'external';
@@ -88,10 +89,18 @@ export interface CommandMeta {
   readonly idempotencyKey: string;
 }
 
-/** The slice of a store transaction a local executor may use to write its effect. */
+/**
+ * The slice of a store transaction a local executor may use to write its effect. Write each
+ * statement once with the `sql` tag (values become parameters; it runs on every SQL backend), or
+ * pass text in the backend's own dialect (`?` placeholders on SQLite, `$1…$n` on PostgreSQL) with
+ * its `params`.
+ *
+ * @example
+ * await ctx.transaction!.run(sql`INSERT INTO notes (id, body) VALUES (${id}, ${body})`);
+ */
 export interface LocalTransaction {
-  run(sql: string, params?: readonly unknown[]): Promise<{ readonly changes: number }>;
-  all(sql: string, params?: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
+  run(sql: SqlQuery | string, params?: readonly unknown[]): Promise<{ readonly changes: number }>;
+  all(sql: SqlQuery | string, params?: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
 }
 
 /** What `reconcile` is given: the attempt left without an outcome. */

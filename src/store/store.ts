@@ -156,7 +156,7 @@ export type StoreReader = Pick<
 
 /** The operations available inside a store transaction. Every query names its tenant. */
 export interface StoreTransaction {
-  /** Raw SQL for local effects that must commit with their outcome (`?` placeholders). */
+  /** SQL for local effects that must commit with their outcome: the `sql` tag, or text in the backend's own dialect. */
   readonly local: LocalTransaction;
   insertProposal(record: ProposalRecord): Promise<void>;
   getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined>;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { chainEvent } from '../audit/chain.js';
 import type { AuditEventDraft } from '../audit/event.js';
+import { sql } from '../store/sql/sql.js';
 import {
   PROPOSAL_FORMAT_VERSION,
   type AttemptRecord,
@@ -809,11 +810,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
     withStore('local effects run in the same transaction and roll back with it', async (store) => {
       await store.transaction(async (tx) => {
         await tx.local.run('CREATE TABLE IF NOT EXISTS conformance_effects (id TEXT PRIMARY KEY)');
-        await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['kept']);
+        await tx.local.run(sql`INSERT INTO conformance_effects (id) VALUES (${'kept'})`);
       });
       await assert.rejects(
         store.transaction(async (tx) => {
-          await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['lost']);
+          await tx.local.run(sql`INSERT INTO conformance_effects (id) VALUES (${'lost'})`);
           throw new Error('after the effect');
         }),
       );

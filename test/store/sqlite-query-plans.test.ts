@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../../src/index.js';
 import { auditPageSql } from '../../src/store/sql-audit.js';
+import type { SqlQuery } from '../../src/store/sql/sql.js';
 import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 
@@ -14,10 +15,11 @@ afterEach(async () => {
   store = undefined;
 });
 
-async function planOf([sql, params]: readonly [string, readonly unknown[]]): Promise<string[]> {
+async function planOf(query: SqlQuery): Promise<string[]> {
   store = new SqliteStore({ path: ':memory:' });
   await store.migrate();
-  return (store.database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map(
+  const { text, values } = query.render('sqlite');
+  return (store.database.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]).map(
     (r) => r.detail,
   );
 }
@@ -52,12 +54,14 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
   });
 
   it("reads one proposal's audit events through (tenant, proposal_id, seq), not the tenant's whole chain", async () => {
-    const { text, params } = auditPageSql(
-      'acme',
-      { proposalId: 'prp_a', afterSeq: 0, limit: 1000, exceptSteps: ['denied', 'replayed'] },
-      () => '?',
+    const plan = await planOf(
+      auditPageSql('acme', {
+        proposalId: 'prp_a',
+        afterSeq: 0,
+        limit: 1000,
+        exceptSteps: ['denied', 'replayed'],
+      }),
     );
-    const plan = await planOf([text, params]);
     expect(plan).toContain(
       'SEARCH countersign_audit_events USING COVERING INDEX countersign_audit_by_proposal (tenant=? AND proposal_id=? AND seq>?)',
     );

@@ -1,9 +1,8 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+import type { SqlMigration } from '../sql/sql-store.js';
+
 /** One versioned schema migration of the PostgreSQL store: statements applied in one transaction. */
-export interface PostgresMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly statements: readonly string[];
-}
+export type PostgresMigration = SqlMigration;
 
 // Mirrors the SQLite schema (src/store/sqlite/migrations.ts) column for column: BIGINT for ms
 // timestamps, TEXT for JSON (canonical text, never jsonb: digests are recomputed from exactly the
@@ -137,5 +136,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
       "CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending'",
     ],
+  },
+  {
+    version: 10,
+    name: 'principal directory',
+    statements: DIRECTORY_TABLES,
   },
 ];

@@ -1,3 +1,5 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+
 /** Versioned schema migrations of the SQLite store. Never edit a released one: add the next. */
 export const SQLITE_MIGRATIONS: readonly {
   readonly version: number;
@@ -129,5 +131,10 @@ CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (t
 CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id);
 CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending';
 `,
+  },
+  {
+    version: 10,
+    name: 'principal directory',
+    sql: `${DIRECTORY_TABLES.join(';\n')};`,
   },
 ];
