@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -24,8 +24,10 @@ function packagesReached(entry: string): Map<string, string> {
     seen.add(file);
     for (const match of readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)) {
       const specifier = match[1] ?? match[2] ?? '';
-      if (specifier.startsWith('.')) visit(resolve(dirname(file), specifier.replace(/\.js$/, '.ts')));
-      else if (!specifier.startsWith('node:')) {
+      if (specifier.startsWith('.')) {
+        const ts = resolve(dirname(file), specifier.replace(/\.js$/, '.ts'));
+        visit(existsSync(ts) ? ts : `${ts}x`);
+      } else if (!specifier.startsWith('node:')) {
         const name = specifier
           .split('/')
           .slice(0, specifier.startsWith('@') ? 2 : 1)

@@ -8,6 +8,7 @@ import { runCli } from '../../src/cli/run-cli.js';
 import { newId } from '../../src/engine/ids.js';
 import { auditRow } from '../../src/store/sql-audit.js';
 import { AUDIT_COLUMNS } from '../../src/store/sql-columns.js';
+import { sql } from '../../src/store/sql/sql.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/engine.js';
@@ -118,12 +119,10 @@ async function appendCopies(
       return;
     }
     const [row] = await tx.local.all(
-      'SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ? FOR UPDATE',
-      [template.tenant],
+      sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${template.tenant} FOR UPDATE`,
     );
     let head: ChainHead = { seq: Number(row!['seq']), chainHash: String(row!['chain_hash']) };
     const columns = AUDIT_COLUMNS.map(([, c]) => c);
-    const tuple = `(${columns.map(() => '?').join(', ')})`;
     for (let start = 0; start < count; start += 500) {
       const rows: unknown[][] = [];
       for (let i = start; i < Math.min(count, start + 500); i++) {
@@ -131,16 +130,14 @@ async function appendCopies(
         head = { seq: event.seq, chainHash: event.chainHash };
         rows.push(auditRow(event));
       }
+      const tuples = rows.map((row) => sql`(${sql.list(row)})`);
       await tx.local.run(
-        `INSERT INTO countersign_audit_events (${columns.join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
-        rows.flat(),
+        sql`INSERT INTO countersign_audit_events (${sql.raw(columns.join(', '))}) VALUES ${sql.join(tuples, ', ')}`,
       );
     }
-    await tx.local.run('UPDATE countersign_audit_heads SET seq = ?, chain_hash = ? WHERE tenant = ?', [
-      head.seq,
-      head.chainHash,
-      template.tenant,
-    ]);
+    await tx.local.run(
+      sql`UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${template.tenant}`,
+    );
   });
 }
 
@@ -235,11 +232,9 @@ for (const backend of BACKENDS) {
     it('a proposal whose stored digest was tampered still lists and renders, marked invalid', async () => {
       const proposed = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
       await h.store.transaction((tx) =>
-        tx.local.run('UPDATE countersign_proposals SET digest = ? WHERE tenant = ? AND id = ?', [
-          'abc123abc123',
-          'acme',
-          proposed.id,
-        ]),
+        tx.local.run(
+          sql`UPDATE countersign_proposals SET digest = ${'abc123abc123'} WHERE tenant = ${'acme'} AND id = ${proposed.id}`,
+        ),
       );
       const token = h.tenants.acme.operators.viewer.token;
       const one = await call(h, 'GET', `/api/v1/proposals/${proposed.id}`, { token });
