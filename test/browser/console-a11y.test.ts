@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ import {
 } from '../server/support/server-harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [
   { width: 1280, height: 860 },
@@ -143,6 +144,8 @@ if (!existsSync(CHROMIUM)) {
       const amount = preview.getByRole('definition').filter({ hasText: 'USD' });
       expect(await amount.ariaSnapshot()).toBe('- definition: 99.99 USD');
       expect(await preview.ariaSnapshot()).not.toContain('minor units');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'console-phone.png') });
       await page.close();
     });
 

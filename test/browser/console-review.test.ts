@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
@@ -7,6 +7,7 @@ import { reviewOperation } from '../server/support/review-operation.js';
 import { proposeViaApi, type ServerHarness, serverHarness } from '../server/support/server-harness.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
 if (!existsSync(CHROMIUM)) {
   describe('the review page in Chromium', () => {
@@ -72,6 +73,8 @@ if (!existsSync(CHROMIUM)) {
       expect(await amount.locator('td.old').textContent()).toBe('4000');
       expect(await amount.locator('td.new').textContent()).toBe('40000');
       expect(await changes.textContent()).not.toContain('acct-');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'console-edit-diff.png'), fullPage: true });
 
       // Back to the predecessor, which links forward to the edit and shows the same changes.
       const editUrl = page.url();
