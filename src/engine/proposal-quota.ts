@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../canonical/errors.js';
-import type { ProposalCounts, Store } from '../store/store.js';
+import type { ProposalCounts, Store, StoreReader } from '../store/store.js';
 import type { Clock, Logger } from './engine-context.js';
 
 /** How much one principal (or one tenant) may propose. */
@@ -66,6 +66,14 @@ function countCap(limit: ProposalLimit): { readonly atMost?: number } {
   const largest = Math.max(limit.pending, limit.proposalsPerMinute);
   return Number.isSafeInteger(largest) ? { atMost: largest + 1 } : {};
 }
+/** Whether counts (with the proposals in flight) leave room for one more within `limit`. */
+function fitsOneMore(limit: ProposalLimit, counts: ProposalCounts, inFlight: number): boolean {
+  return (
+    counts.pending + inFlight + 1 <= limit.pending &&
+    counts.created + inFlight + 1 <= limit.proposalsPerMinute
+  );
+}
+
 // A pending slot frees when a human decides or the proposal expires; neither has a date, so the
 // model is told to come back after a minute rather than poll.
 const PENDING_RETRY_MS = 60_000;
@@ -214,22 +222,34 @@ export function proposalQuota(deps: {
         return l.flight.released;
       });
       const now = clock.now();
+      const countOf = (tx: StoreReader, l: (typeof levels)[number]) =>
+        tx.countProposals(tenant, {
+          ...(l.level === 'agent' ? { requestedBy } : {}),
+          // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
+          createdSince: now - WINDOW_MS + 1,
+          pendingAt: now,
+          // Knowing a limit is passed is enough: the count never costs more than the limit.
+          ...countCap(l.limit),
+        });
       let counts: ProposalCounts[];
       try {
-        counts = await store.read((tx) =>
-          Promise.all(
-            levels.map((l) =>
-              tx.countProposals(tenant, {
-                ...(l.level === 'agent' ? { requestedBy } : {}),
-                // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
-                createdSince: now - WINDOW_MS + 1,
-                pendingAt: now,
-                // Knowing a limit is passed is enough: the count never costs more than the limit.
-                ...countCap(l.limit),
-              }),
-            ),
-          ),
-        );
+        counts = await store.read(async (tx) => {
+          const tenantLevel = levels.findIndex((l) => l.level === 'tenant');
+          if (tenantLevel < 0 || levels.length === 1) return Promise.all(levels.map((l) => countOf(tx, l)));
+          // An agent's proposals are some of its tenant's, and so are its in-flight ones: when the
+          // tenant is within its own limits (so its counts were not cut short) and below the
+          // agent's, so is the agent, and one count does. Otherwise both are counted, as before.
+          const tenant = levels[tenantLevel]!;
+          const agent = levels[1 - tenantLevel]!;
+          const tenantCounts = await countOf(tx, tenant);
+          const inFlight = tenant.flight.reserved - seen[tenantLevel]!;
+          const agentCounts =
+            fitsOneMore(tenant.limit, tenantCounts, inFlight) &&
+            fitsOneMore(agent.limit, tenantCounts, inFlight)
+              ? tenantCounts
+              : await countOf(tx, agent);
+          return tenantLevel === 0 ? [tenantCounts, agentCounts] : [agentCounts, tenantCounts];
+        });
       } finally {
         for (const l of levels) l.flight.readers--;
       }
