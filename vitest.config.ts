@@ -1,17 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
-// What runs other processes, a browser, or a PostgreSQL-only suite: its own project, so that
-// `npm run test:unit` is a quick loop. `npm test` runs both.
+// The `integration` project: what boots the service (`countersign serve`, in-process or as a
+// child process), drives a browser, opens PostgreSQL (a server, or embedded PGlite when none is
+// set), waits on real timers, or mocks a module (the unit project shares modules between files).
+// Everything else is the `unit` project, the quick loop of `npm run test:unit`. `npm test` runs both.
 const INTEGRATION = [
+  // Child processes and Chromium.
   'test/browser/**/*.test.ts',
   'test/cli/**/*.test.ts',
   'test/reliability/**/*.test.ts',
-  'test/store/postgres-store.test.ts',
+  'test/store/upgrade.test.ts',
   'test/adapters/examples.test.ts',
   'test/adapters/mcp.test.ts',
   'test/adapters/mcp-replies.test.ts',
   'test/notify/kill-delivery.test.ts',
   'test/server/start-server.test.ts',
+  // `countersign serve` in-process: the whole service boots, seeds and hashes at production cost.
+  'test/notify/serve-notifications.test.ts',
+  'test/server/serve-command.test.ts',
+  'test/server/serve-oidc.test.ts',
+  'test/store/file-modes.test.ts',
+  // PostgreSQL or PGlite beside SQLite.
+  'test/store/postgres-store.test.ts',
+  'test/engine/read.test.ts',
+  'test/notify/live-feed.test.ts',
+  'test/notify/outbox.test.ts',
+  'test/server/audit-trust.test.ts',
+  'test/server/live-events.test.ts',
+  'test/server/principal-directory.test.ts',
+  // Retries on real timers of tens of milliseconds: load on the machine changes what they see.
+  'test/notify/webhook-delivery.test.ts',
+  // vi.mock over the server's modules, and 400 concurrent sign-ins at production cost.
+  'test/server/login-limiting.test.ts',
 ];
 
 export default defineConfig({
@@ -23,6 +43,9 @@ export default defineConfig({
       throw new Error(`unexpected console output in a test: ${log.slice(0, 200)}`);
     },
     passWithNoTests: false,
+    // The pool reads this from the root: only the unit project runs on threads, integration
+    // keeps a fresh process per file (the default forks pool).
+    poolOptions: { threads: { isolate: false } },
     projects: [
       {
         extends: true,
@@ -31,6 +54,11 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: INTEGRATION,
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
+          // Threads that run file after file in one module graph (poolOptions above) instead of a
+          // process per file importing the engine, Hono and zod afresh. Safe because no unit
+          // file mocks a module or leaves global state behind (what does is in integration).
+          pool: 'threads',
+          isolate: false,
         },
       },
       { extends: true, test: { name: 'integration', include: INTEGRATION } },

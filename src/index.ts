@@ -86,6 +86,7 @@ export {
   minorUnits,
   money,
   type Money,
+  moneyPreview,
   normalizeSets,
   type Operation,
   type OperationDefinition,
@@ -177,6 +178,7 @@ export {
   type ReadResult,
   type ReconcileInput,
   type ReconcileResult,
+  type RelatedProposals,
   type RecoverOptions,
   type RecoverySummary,
   REPEATABLE_STEPS,
@@ -274,3 +276,4 @@ export {
   TestingKitError,
   UnstorableValueError,
 } from './errors.js';
+export { type RenderedSql, type SqlDialect, SqlQuery, sql } from './store/sql/sql.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../../src/index.js';
+import { defineOperation, sql } from '../../src/index.js';
 import type { BroadcastBook } from '../fakes/broadcasts.js';
 
 /** The table the local effect writes, in the same database and transaction as the outcome. */
@@ -26,7 +26,20 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
     scope: argumentsSchema
       .extend({ tenant: z.string().min(1), operation: z.literal('email_broadcast.apply_draft') })
       .strict(),
-    fields: { audience: { set: true } },
+    fields: {
+      audience: { set: true, highImpact: true },
+      audience_count: { highImpact: true },
+      mode: { highImpact: true },
+    },
+    preview: z.strictObject({
+      title: z.string(),
+      broadcast: z.string(),
+      mode: z.string(),
+      audience_count: z.number(),
+      subject: z.string(),
+      body: z.string(),
+      audience: z.array(z.string()),
+    }),
     request: z.strictObject({
       broadcast_id: z.string().min(1).max(64),
       subject: z.string().min(1).max(200),
@@ -71,8 +84,7 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
           `CREATE TABLE IF NOT EXISTS ${DRAFTS_TABLE} (tenant TEXT NOT NULL, broadcast_id TEXT NOT NULL, proposal_id TEXT NOT NULL, command_id TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, broadcast_id, proposal_id))`,
         );
         await tx.run(
-          `INSERT INTO ${DRAFTS_TABLE} (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (?, ?, ?, ?, ?, ?)`,
-          [ctx.tenant, a.broadcast_id, ctx.proposalId, meta.commandId, a.subject, a.body],
+          sql`INSERT INTO example_broadcast_drafts (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (${ctx.tenant}, ${a.broadcast_id}, ${ctx.proposalId}, ${meta.commandId}, ${a.subject}, ${a.body})`,
         );
         return { applied: true, recipients: a.audience.length };
       });

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { currencyCode, defineOperation, formatMoney, last4, minorUnits, money } from '../../src/index.js';
+import {
+  currencyCode,
+  defineOperation,
+  formatMoney,
+  last4,
+  minorUnits,
+  money,
+  moneyPreview,
+} from '../../src/index.js';
 import type { FakePaymentProvider, PaymentRequest } from '../fakes/payment-provider.js';
 import { IdempotencyConflictError, ProviderDeclinedError } from '../fakes/payment-provider.js';
 import type { InvoiceBook } from '../fakes/invoice-book.js';
@@ -26,7 +34,20 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     effect: 'external',
     expiresIn: '30m',
     scope: invoicePayScope,
-    fields: { destination_account_id: { redact: last4 } },
+    // The amount and where it goes are what an approver must not miss: the review page emphasises them.
+    fields: {
+      destination_account_id: { redact: last4, highImpact: true },
+      amount: { highImpact: true },
+      amount_minor: { highImpact: true },
+    },
+    // The order the review page shows the preview in.
+    preview: z.strictObject({
+      title: z.string(),
+      supplier: z.string(),
+      amount: moneyPreview(),
+      destination_account_id: z.string(),
+      invoice_id: z.string(),
+    }),
     request: z.strictObject({
       invoice_id: z.string().min(1).max(64).describe('The id of the open invoice to pay, e.g. inv-104'),
     }),

@@ -16,7 +16,11 @@ export const messageSend = defineOperation({
     attachments: z.array(z.strictObject({ id: z.string().min(1), content_version: z.string().min(1) })),
     mode: z.enum(['draft', 'send']),
   }),
-  fields: { recipients: { set: true }, attachments: { set: true } },
+  fields: {
+    recipients: { set: true, highImpact: true },
+    attachments: { set: true },
+    mode: { highImpact: true },
+  },
 });
 
 /**

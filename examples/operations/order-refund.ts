@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { currencyCode, defineOperation, formatMoney, minorUnits, money } from '../../src/index.js';
+import {
+  currencyCode,
+  defineOperation,
+  formatMoney,
+  minorUnits,
+  money,
+  moneyPreview,
+} from '../../src/index.js';
 import type { DiscountRefund, OrderBook } from '../fakes/orders.js';
 import {
   IdempotencyConflictError,
@@ -59,6 +66,23 @@ export function orderRefundMissingDiscount(deps: {
     scope: argumentsSchema
       .extend({ tenant: z.string().min(1), operation: z.literal('order.refund_missing_discount') })
       .strict(),
+    fields: {
+      amount: { highImpact: true },
+      amount_minor: { highImpact: true },
+      refund_destination: { highImpact: true },
+    },
+    preview: z.strictObject({
+      title: z.string(),
+      participant: z.string(),
+      amount: moneyPreview(),
+      refund_destination: z.string(),
+      product: z.string(),
+      discount: z.string(),
+      payment_method: z.string(),
+      current_order_total: moneyPreview(),
+      resulting_order_total: moneyPreview(),
+      policy: z.string(),
+    }),
     request: z.strictObject({
       order_id: z.string().min(1).max(64),
       line_item_id: z.string().min(1).max(64),

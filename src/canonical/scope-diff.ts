@@ -14,6 +14,11 @@ export interface FieldRule {
   readonly set?: boolean;
   /** Shown through this function in diffs and logs instead of the raw value. */
   readonly redact?: Redactor;
+  /**
+   * A field an approver must not miss (an amount, a destination, recipients, a draft→send mode):
+   * the review page emphasises it, in the preview and in an edit's changes. Changes no comparison.
+   */
+  readonly highImpact?: boolean;
 }
 
 /** Per-field rules of an operation's scope, keyed by field pattern. */

@@ -53,6 +53,7 @@ import {
   tenantAuditSince,
 } from './queries.js';
 import { type ProposalTimeline, proposalTimeline } from './audit-timeline.js';
+import { type RelatedProposals, relatedProposals } from './related-proposals.js';
 import type { AnyReadTool } from '../operation/define-read-tool.js';
 import { type ReadBinding, type ReadResult, read } from './read.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
@@ -223,6 +224,12 @@ export interface TypedEngine<Ops extends Operations> {
   auditSince(tenant: string, input?: AuditSinceInput): Promise<AuditSince>;
   /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
   timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
+  /**
+   * What a reviewer must see beside a proposal, in its own tenant: the edit it supersedes and the
+   * one that superseded it, the proposal it replaces after `revision_required` (and the other way),
+   * and the other pending proposals with the same scope.
+   */
+  related(proposal: Proposal): Promise<RelatedProposals>;
   /** Safe text about a run's proposals for the next model turn; English unless `options.locale` says otherwise. */
   handback(input: HandbackInput, options?: LocaleOptions): Promise<HandbackItem<OperationKind<Ops>>[]>;
   /**
@@ -319,6 +326,7 @@ export async function createEngine<Ops extends Operations>(
       proposalAuditPage(ctx, tenant, id, input),
     auditSince: (tenant: string, input?: AuditSinceInput) => tenantAuditSince(ctx, tenant, input),
     timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
+    related: (proposal: Proposal) => relatedProposals(ctx, proposal),
     handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
     mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>
       decisionRight(

@@ -148,6 +148,13 @@ export async function freezeProposal(
       `toScope built an invalid scope: ${formatIssues(scope.issues)}`,
     );
   }
+  const previewCheck = operation.preview?.safeParse(prepared.preview);
+  if (previewCheck && !previewCheck.success) {
+    throw new OperationContractError(
+      operation.kind,
+      `prepare returned a preview its preview schema refuses: ${formatIssues(toInputIssues(previewCheck.error))}`,
+    );
+  }
   const argumentsJson = canonicalize(args.data);
   const previewJson = canonicalize(prepared.preview);
   const requestJson = canonicalize(parsed.data);

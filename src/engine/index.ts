@@ -51,6 +51,7 @@ export {
   type RepeatedEvents,
   type TimelineEntry,
 } from './audit-timeline.js';
+export { type RelatedProposals, SAME_SCOPE_LIMIT } from './related-proposals.js';
 export {
   AUDIT_PAGE_MAX,
   type AuditLine,

@@ -5,6 +5,7 @@ import type { Localizer } from '../i18n/localizer.js';
 import type { Actor } from './actor.js';
 import { type HandbackText, handbackDefinitionProblem, localizedHandback } from './localized-handback.js';
 import type { Outcome } from './outcome.js';
+import type { SqlQuery } from '../store/sql/sql.js';
 
 /** `local` effects commit in the same transaction as their outcome; `external` ones call a provider. */
 export type Effect = 'local' | 'external';
@@ -88,10 +89,18 @@ export interface CommandMeta {
   readonly idempotencyKey: string;
 }
 
-/** The slice of a store transaction a local executor may use to write its effect. */
+/**
+ * The slice of a store transaction a local executor may use to write its effect. Write each
+ * statement once with the `sql` tag (values become parameters; it runs on every SQL backend), or
+ * pass text in the backend's own dialect (`?` placeholders on SQLite, `$1…$n` on PostgreSQL) with
+ * its `params`.
+ *
+ * @example
+ * await ctx.transaction!.run(sql`INSERT INTO notes (id, body) VALUES (${id}, ${body})`);
+ */
 export interface LocalTransaction {
-  run(sql: string, params?: readonly unknown[]): Promise<{ readonly changes: number }>;
-  all(sql: string, params?: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
+  run(sql: SqlQuery | string, params?: readonly unknown[]): Promise<{ readonly changes: number }>;
+  all(sql: SqlQuery | string, params?: readonly unknown[]): Promise<readonly Record<string, unknown>[]>;
 }
 
 /** What `reconcile` is given: the attempt left without an outcome. */
@@ -126,10 +135,20 @@ export interface OperationDefinition<
   readonly supportedScopeVersions?: readonly number[];
   /** The typed, strict scope: the authorization-relevant fields. */
   readonly scope: ScopeSchema;
-  /** Set fields and redaction, keyed by field pattern (`recipients`, `customer.id`). */
+  /**
+   * Set fields, redaction and emphasis (`highImpact`), keyed by field pattern (`recipients`,
+   * `customer.id`). The patterns apply to the scope and to the preview alike.
+   */
   readonly fields?: FieldRules;
   /** Version of the preview (the view model a human reviews). */
   readonly viewVersion?: number;
+  /**
+   * The schema of the preview `prepare` returns. Its object shape's key order is the order the
+   * review page shows the preview's fields in; every preview is checked against it when the
+   * proposal is made (a preview that does not match is a bug: the proposal is not made). Without
+   * it, the page orders the fields by `fields`, then `arguments`, then `scope`.
+   */
+  readonly preview?: z.ZodType;
   readonly effect?: Effect;
   /** `low` operations may run in shadow mode; everything else is `high`. */
   readonly impact?: 'high' | 'low';
@@ -213,6 +232,8 @@ export interface Operation<
   readonly scope: z.ZodType<Scope>;
   readonly fields: FieldRules;
   readonly viewVersion: number;
+  /** See {@link OperationDefinition.preview}. */
+  readonly preview: z.ZodType | undefined;
   readonly effect: Effect;
   readonly impact: 'high' | 'low';
   readonly shadow: boolean;
@@ -336,6 +357,7 @@ export function defineOperation<
     scope: d.scope as z.ZodType<z.output<ScopeSchema>>,
     fields: Object.freeze({ ...(d.fields ?? {}) }),
     viewVersion: d.viewVersion ?? 1,
+    preview: d.preview,
     effect,
     impact: d.impact ?? 'high',
     shadow: d.shadow ?? false,

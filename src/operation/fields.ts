@@ -12,3 +12,11 @@ export function minorUnits(): z.ZodNumber {
 export function currencyCode(): z.ZodString {
   return z.string().regex(/^[A-Z]{3}$/, 'expected an ISO 4217 code like USD');
 }
+
+/**
+ * A preview's money value as `money()` builds it (`{ minor, currency, display }`), for an
+ * operation's `preview` schema.
+ */
+export function moneyPreview() {
+  return z.strictObject({ minor: minorUnits(), currency: currencyCode(), display: z.string() });
+}

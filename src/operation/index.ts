@@ -37,7 +37,7 @@ export {
   type ReadToolDefinition,
   SERVER_OWNED_FIELDS,
 } from './define-read-tool.js';
-export { currencyCode, minorUnits } from './fields.js';
+export { currencyCode, minorUnits, moneyPreview } from './fields.js';
 export type { HandbackFunction, HandbackText } from './localized-handback.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';

@@ -17,7 +17,7 @@ export {
   type ProviderSignInResult,
   type TrustedDevice,
 } from './directory/principal-directory.js';
-export { hashPassword, verifyPassword } from './directory/password.js';
+export { hashPassword, type PasswordHashOptions, verifyPassword } from './directory/password.js';
 export {
   HttpProblem,
   type ProblemBody,

@@ -37,6 +37,7 @@ export {
 } from './records.js';
 export type { Outcome } from '../operation/outcome.js';
 export type { LocalTransaction } from '../operation/define-operation.js';
+export { type RenderedSql, type SqlDialect, SqlQuery, sql } from './sql/sql.js';
 export {
   AUDIT_STEPS,
   type AuditDigests,

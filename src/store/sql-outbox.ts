@@ -1,4 +1,5 @@
 import type { LocalTransaction } from '../operation/define-operation.js';
+import { sql, valuesStatement } from './sql/sql.js';
 import type { StoreTransaction } from './store.js';
 
 /** Where a notification can go. */
@@ -81,8 +82,15 @@ function fromRow(row: Record<string, unknown>): OutboxRecord {
   return out as unknown as OutboxRecord;
 }
 
-const INSERT = `INSERT INTO countersign_outbox (${COLUMNS.map(([, c]) => c).join(', ')}) VALUES (${COLUMNS.map(() => '?').join(', ')})`;
-const DUE = "status = 'pending' AND next_at <= ? AND (lease_until IS NULL OR lease_until <= ?)";
+const INSERT = valuesStatement(
+  `INSERT INTO countersign_outbox (${COLUMNS.map(([, c]) => c).join(', ')}) VALUES (`,
+  COLUMNS.length,
+  ')',
+);
+const due = (now: number) =>
+  sql`status = 'pending' AND next_at <= ${now} AND (lease_until IS NULL OR lease_until <= ${now})`;
+const byId = (tenant: unknown, id: unknown) =>
+  sql`SELECT * FROM countersign_outbox WHERE tenant = ${tenant} AND id = ${id}`;
 
 /** How a tenant's deliveries are listed: newest first, optionally one status, paged by position. */
 export interface OutboxQuery {
@@ -100,8 +108,8 @@ export interface AttemptResult {
 }
 
 /**
- * The outbox statements, run through a store transaction's `local` SQL (`?` placeholders), so
- * SQLite and PostgreSQL run the same text. Every statement names its tenant except the claim,
+ * The outbox statements, run through a store transaction's `local` SQL (the `sql` tag), so
+ * SQLite and PostgreSQL run the same statements. Every statement names its tenant except the claim,
  * which (like the expiry sweep) serves every tenant.
  */
 export interface Outbox {
@@ -129,83 +137,53 @@ export interface Outbox {
 export function outboxOf(tx: Pick<StoreTransaction, 'local'>, backend: string): Outbox {
   const local: LocalTransaction = tx.local;
   // PostgreSQL: concurrent claimers skip each other's candidate rows instead of waiting on them.
-  const lock = backend === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : '';
+  const lock = backend === 'postgres' ? sql.raw(' FOR UPDATE SKIP LOCKED') : sql.empty;
   return {
     insert: async (record) => {
       const r = record as unknown as Record<string, unknown>;
-      await local.run(
-        INSERT,
-        COLUMNS.map(([field]) => r[field] ?? null),
-      );
+      await local.run(INSERT(COLUMNS.map(([field]) => r[field] ?? null)));
     },
     get: async (tenant, id) => {
-      const rows = await local.all('SELECT * FROM countersign_outbox WHERE tenant = ? AND id = ?', [
-        tenant,
-        id,
-      ]);
+      const rows = await local.all(byId(tenant, id));
       return rows[0] ? fromRow(rows[0]) : undefined;
     },
     list: async (tenant, query) => {
-      const where = ['tenant = ?'];
-      const params: unknown[] = [tenant];
-      if (query.status) {
-        where.push('status = ?');
-        params.push(query.status);
-      }
+      const where = [sql`tenant = ${tenant}`];
+      if (query.status) where.push(sql`status = ${query.status}`);
       if (query.before) {
-        where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-        params.push(query.before.createdAt, query.before.createdAt, query.before.id);
+        const { createdAt, id } = query.before;
+        where.push(sql`(created_at < ${createdAt} OR (created_at = ${createdAt} AND id < ${id}))`);
       }
-      params.push(query.limit);
       const rows = await local.all(
-        `SELECT * FROM countersign_outbox WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
-        params,
+        sql`SELECT * FROM countersign_outbox WHERE ${sql.join(where, ' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${query.limit}`,
       );
       return rows.map(fromRow);
     },
     claim: async ({ now, leaseUntil, owner, limit }) => {
       const candidates = await local.all(
-        `SELECT tenant, id FROM countersign_outbox WHERE ${DUE} ORDER BY next_at, id LIMIT ?${lock}`,
-        [now, now, limit],
+        sql`SELECT tenant, id FROM countersign_outbox WHERE ${due(now)} ORDER BY next_at, id LIMIT ${limit}${lock}`,
       );
       const claimed: OutboxRecord[] = [];
       for (const c of candidates) {
         const { changes } = await local.run(
-          `UPDATE countersign_outbox SET lease_until = ?, lease_owner = ? WHERE tenant = ? AND id = ? AND ${DUE}`,
-          [leaseUntil, owner, c['tenant'], c['id'], now, now],
+          sql`UPDATE countersign_outbox SET lease_until = ${leaseUntil}, lease_owner = ${owner} WHERE tenant = ${c['tenant']} AND id = ${c['id']} AND ${due(now)}`,
         );
         if (changes !== 1) continue;
-        const rows = await local.all('SELECT * FROM countersign_outbox WHERE tenant = ? AND id = ?', [
-          c['tenant'],
-          c['id'],
-        ]);
+        const rows = await local.all(byId(c['tenant'], c['id']));
         if (rows[0]) claimed.push(fromRow(rows[0]));
       }
       return claimed;
     },
     finish: async (tenant, id, owner, result) => {
+      const delivered = result.status === 'delivered' ? result.at : null;
       const { changes } = await local.run(
-        'UPDATE countersign_outbox SET status = ?, attempts = attempts + 1, next_at = ?, last_error = ?, ' +
-          'last_attempt_at = ?, delivered_at = ?, lease_until = NULL, lease_owner = NULL ' +
-          "WHERE tenant = ? AND id = ? AND lease_owner = ? AND status = 'pending'",
-        [
-          result.status,
-          result.nextAt,
-          result.lastError,
-          result.at,
-          result.status === 'delivered' ? result.at : null,
-          tenant,
-          id,
-          owner,
-        ],
+        sql`UPDATE countersign_outbox SET status = ${result.status}, attempts = attempts + 1, next_at = ${result.nextAt}, last_error = ${result.lastError}, last_attempt_at = ${result.at}, delivered_at = ${delivered}, lease_until = NULL, lease_owner = NULL WHERE tenant = ${tenant} AND id = ${id} AND lease_owner = ${owner} AND status = 'pending'`,
       );
       return changes === 1;
     },
     redeliver: async (tenant, id, now) => {
       const { changes } = await local.run(
-        "UPDATE countersign_outbox SET status = 'pending', next_at = ?, retry_from = ?, attempts = 0, " +
-          "lease_until = NULL, lease_owner = NULL, delivered_at = NULL WHERE tenant = ? AND id = ? AND status <> 'pending'",
-        [now, now, tenant, id],
+        sql`UPDATE countersign_outbox SET status = 'pending', next_at = ${now}, retry_from = ${now}, attempts = 0, lease_until = NULL, lease_owner = NULL, delivered_at = NULL WHERE tenant = ${tenant} AND id = ${id} AND status <> 'pending'`,
       );
       return changes === 1;
     },

@@ -1,4 +1,5 @@
 import type { ProposalStatus } from './records.js';
+import { type SqlQuery, sql } from './sql/sql.js';
 import type { ProposalFilter, ProposalQuery, ProposalSort } from './store.js';
 
 /** The SQL that differs between backends for reading inside the stored preview JSON. */
@@ -30,47 +31,33 @@ export function escapeLike(text: string): string {
 
 const DIGEST_PREFIX = /^[0-9a-f]{4,64}$/;
 
-/** The WHERE clause (with `?` placeholders) of a tenant's proposals matching `filter`. */
-function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql): [string[], unknown[]] {
-  const where = ['tenant = ?'];
-  const params: unknown[] = [tenant];
+/** The conditions (joined with AND) of a tenant's proposals matching `filter`. */
+function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql): SqlQuery[] {
+  const where = [sql`tenant = ${tenant}`];
   if (filter.status !== undefined) {
     const statuses: readonly ProposalStatus[] =
       typeof filter.status === 'string' ? [filter.status] : filter.status;
-    if (statuses.length === 0) where.push('1 = 0');
-    else {
-      where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
-      params.push(...statuses);
-    }
+    where.push(statuses.length === 0 ? sql.raw('1 = 0') : sql`status IN (${sql.list(statuses)})`);
   }
-  if (filter.runId !== undefined) {
-    where.push('run_id = ?');
-    params.push(filter.runId);
-  }
-  if (filter.operation !== undefined) {
-    where.push('operation = ?');
-    params.push(filter.operation);
-  }
-  if (filter.requestedBy !== undefined) {
-    where.push('requested_by = ?');
-    params.push(filter.requestedBy);
-  }
-  if (filter.updatedSince !== undefined) {
-    where.push('updated_at >= ?');
-    params.push(filter.updatedSince);
-  }
+  if (filter.runId !== undefined) where.push(sql`run_id = ${filter.runId}`);
+  if (filter.operation !== undefined) where.push(sql`operation = ${filter.operation}`);
+  if (filter.requestedBy !== undefined) where.push(sql`requested_by = ${filter.requestedBy}`);
+  if (filter.updatedSince !== undefined) where.push(sql`updated_at >= ${filter.updatedSince}`);
+  if (filter.resource !== undefined) where.push(sql`resource = ${filter.resource}`);
+  if (filter.scopeDigest !== undefined) where.push(sql`scope_digest = ${filter.scopeDigest}`);
+  if (filter.exceptId !== undefined) where.push(sql`id <> ${filter.exceptId}`);
   const search = filter.search?.trim();
   if (search) {
-    const any = ['id = ?', `lower(${preview.title}) LIKE ? ESCAPE '\\'`];
-    params.push(search, `%${escapeLike(search.toLowerCase())}%`);
+    const title = sql.raw(preview.title);
+    const any = [
+      sql`id = ${search}`,
+      sql`lower(${title}) LIKE ${`%${escapeLike(search.toLowerCase())}%`} ESCAPE '\\'`,
+    ];
     const hex = search.toLowerCase();
-    if (DIGEST_PREFIX.test(hex)) {
-      any.push("digest LIKE ? ESCAPE '\\'");
-      params.push(`${hex}%`);
-    }
-    where.push(`(${any.join(' OR ')})`);
+    if (DIGEST_PREFIX.test(hex)) any.push(sql`digest LIKE ${`${hex}%`} ESCAPE '\\'`);
+    where.push(sql`(${sql.join(any, ' OR ')})`);
   }
-  return [where, params];
+  return where;
 }
 
 /** The sort key expression and direction of each order. */
@@ -86,36 +73,35 @@ function orderOf(sort: ProposalSort, preview: PreviewSql): { key: string; dir: '
 }
 
 /**
- * The statement listing a tenant's proposals (`?` placeholders; the PostgreSQL store numbers
- * them). Every value the caller gave is a parameter; only fixed fragments are SQL text.
+ * The statement listing a tenant's proposals. Every value the caller gave is a parameter; only
+ * fixed fragments are SQL text.
  */
-export function listProposalsSql(
-  tenant: string,
-  query: ProposalQuery,
-  preview: PreviewSql,
-): [string, unknown[]] {
-  const [where, params] = whereOf(tenant, query, preview);
+export function listProposalsSql(tenant: string, query: ProposalQuery, preview: PreviewSql): SqlQuery {
+  const where = whereOf(tenant, query, preview);
   const sort = query.sort ?? 'created';
-  const { key, dir } = orderOf(sort, preview);
+  const ordered = orderOf(sort, preview);
+  const { key } = ordered;
+  // `since` reads forwards in time: oldest first from a position (only with the created order).
+  const dir = query.since && sort === 'created' ? 'ASC' : ordered.dir;
+  if (query.since && sort === 'created') {
+    const { createdAt, id } = query.since;
+    where.push(sql`(created_at > ${createdAt} OR (created_at = ${createdAt} AND id > ${id}))`);
+  }
   if (query.before) {
-    where.push('(created_at < ? OR (created_at = ? AND id < ?))');
-    params.push(query.before.createdAt, query.before.createdAt, query.before.id);
+    const { createdAt, id } = query.before;
+    where.push(sql`(created_at < ${createdAt} OR (created_at = ${createdAt} AND id < ${id}))`);
   }
+  const k = sql.raw(key);
   if (query.after) {
-    const beyond = dir === 'ASC' ? '>' : '<';
-    where.push(`(${key} ${beyond} ? OR (${key} = ? AND id ${beyond} ?))`);
-    params.push(query.after.key, query.after.key, query.after.id);
+    const beyond = sql.raw(dir === 'ASC' ? '>' : '<');
+    const after = query.after;
+    where.push(sql`(${k} ${beyond} ${after.key} OR (${k} = ${after.key} AND id ${beyond} ${after.id}))`);
   }
-  const sql = `SELECT * FROM countersign_proposals WHERE ${where.join(' AND ')} ORDER BY ${key} ${dir}, id ${dir} LIMIT ?`;
-  return [sql, [...params, query.limit]];
+  const d = sql.raw(dir);
+  return sql`SELECT * FROM countersign_proposals WHERE ${sql.join(where, ' AND ')} ORDER BY ${k} ${d}, id ${d} LIMIT ${query.limit}`;
 }
 
 /** The statement counting a tenant's proposals matching `filter` (one row, column `n`). */
-export function countMatchingSql(
-  tenant: string,
-  filter: ProposalFilter,
-  preview: PreviewSql,
-): [string, unknown[]] {
-  const [where, params] = whereOf(tenant, filter, preview);
-  return [`SELECT COUNT(*) AS n FROM countersign_proposals WHERE ${where.join(' AND ')}`, params];
+export function countMatchingSql(tenant: string, filter: ProposalFilter, preview: PreviewSql): SqlQuery {
+  return sql`SELECT COUNT(*) AS n FROM countersign_proposals WHERE ${sql.join(whereOf(tenant, filter, preview), ' AND ')}`;
 }

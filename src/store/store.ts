@@ -33,6 +33,12 @@ export interface ProposalFilter {
   readonly search?: string;
   /** Only proposals last changed at or after this time (epoch ms): e.g. recently decided ones. */
   readonly updatedSince?: number;
+  /** Only proposals acting on this resource (exact), e.g. `invoice:inv-104`. */
+  readonly resource?: string;
+  /** Only proposals with this scope digest (exact): the same authorization-relevant fields. */
+  readonly scopeDigest?: string;
+  /** Leave this proposal out (e.g. the one being reviewed, when looking for others like it). */
+  readonly exceptId?: string;
 }
 
 /** How a query of proposals is narrowed and paged. Results are newest first unless `sort` says otherwise. */
@@ -43,6 +49,11 @@ export interface ProposalQuery extends ProposalFilter {
   readonly before?: { readonly createdAt: number; readonly id: string };
   /** Return proposals after this position in `sort`: the sort key of the last one seen and its id. */
   readonly after?: { readonly key: number; readonly id: string };
+  /**
+   * Return proposals created after this (createdAt, id) position, oldest first (the `created`
+   * order only; it reverses that order): e.g. the first proposal made after another one.
+   */
+  readonly since?: { readonly createdAt: number; readonly id: string };
 }
 
 /** Which proposals {@link StoreTransaction.countProposals} counts: a tenant's, or one requester's. */
@@ -145,7 +156,7 @@ export type StoreReader = Pick<
 
 /** The operations available inside a store transaction. Every query names its tenant. */
 export interface StoreTransaction {
-  /** Raw SQL for local effects that must commit with their outcome (`?` placeholders). */
+  /** SQL for local effects that must commit with their outcome: the `sql` tag, or text in the backend's own dialect. */
   readonly local: LocalTransaction;
   insertProposal(record: ProposalRecord): Promise<void>;
   getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined>;

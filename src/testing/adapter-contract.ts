@@ -15,6 +15,7 @@ import type {
   ProposalFacts,
 } from '../operation/define-operation.js';
 import { formatIssues } from '../operation/issues.js';
+import type { SqlQuery } from '../store/sql/sql.js';
 import {
   type ArgumentsOf,
   approvedScopeOf,
@@ -47,7 +48,7 @@ export function recordingTransport<Call = unknown>(): RecordingTransport<Call> {
   };
 }
 
-/** One SQL statement a local effect ran. */
+/** One SQL statement a local effect ran (a `sql` tag query as SQLite text: `?` placeholders). */
 export interface RecordedStatement {
   readonly sql: string;
   readonly params: readonly unknown[];
@@ -61,7 +62,9 @@ export function recordingTransaction(
   options: { readonly ignore?: RegExp } = {},
 ): LocalTransaction & FakeTransport<RecordedStatement> {
   const calls: RecordedStatement[] = [];
-  const keep = (sql: string, params: readonly unknown[] | undefined) => {
+  const keep = (query: SqlQuery | string, given: readonly unknown[] | undefined) => {
+    const { text: sql, values: params } =
+      typeof query === 'string' ? { text: query, values: given } : query.render('sqlite');
     if (!options.ignore?.test(sql.trim())) calls.push({ sql, params: structuredClone([...(params ?? [])]) });
   };
   return {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { chainEvent } from '../audit/chain.js';
 import type { AuditEventDraft } from '../audit/event.js';
+import { sql } from '../store/sql/sql.js';
 import {
   PROPOSAL_FORMAT_VERSION,
   type AttemptRecord,
@@ -410,6 +411,60 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         );
       },
     ),
+    withStore(
+      'listProposals narrows to one resource or scope digest, leaves one id out and reads forwards from a position, per tenant',
+      async (store) => {
+        const at = (createdAt: number, overrides: Partial<ProposalRecord> = {}) =>
+          sampleProposal({ createdAt, resource: 'invoice:inv-7', ...overrides });
+        const old = at(10, { status: 'revision_required', scopeDigest: 'd'.repeat(64) });
+        const other = at(20, { resource: 'invoice:inv-8', scopeDigest: 'd'.repeat(64) });
+        const refund = at(25, { operation: 'order.refund', status: 'revision_required' });
+        const again = at(30, { scopeDigest: 'd'.repeat(64) });
+        const later = at(40, { status: 'revision_required' });
+        const foreign = at(35, { tenant: 'globex', scopeDigest: 'd'.repeat(64) });
+        await store.transaction(async (tx) => {
+          for (const r of [old, other, refund, again, later, foreign]) await tx.insertProposal(r);
+        });
+        const ids = (rows: readonly ProposalRecord[]) => rows.map((r) => r.id);
+        const list = (query: Omit<ProposalQuery, 'limit'>) =>
+          store.read((tx) => tx.listProposals('acme', { limit: 10, ...query }));
+        const pay = { resource: 'invoice:inv-7', operation: 'invoice.pay' };
+        // The latest earlier one needing revision, for the same resource and operation.
+        assert.deepEqual(
+          ids(
+            await list({
+              ...pay,
+              status: 'revision_required',
+              before: { createdAt: again.createdAt, id: again.id },
+            }),
+          ),
+          [old.id],
+        );
+        // Forwards from a position: oldest first.
+        assert.deepEqual(ids(await list({ ...pay, since: { createdAt: old.createdAt, id: old.id } })), [
+          again.id,
+          later.id,
+        ]);
+        assert.deepEqual(
+          ids(await list({ ...pay, since: { createdAt: later.createdAt, id: later.id } })),
+          [],
+        );
+        assert.deepEqual(
+          ids(await list({ scopeDigest: 'd'.repeat(64), status: 'pending', exceptId: again.id })),
+          [other.id],
+        );
+        assert.equal(
+          await store.read((tx) => tx.countMatchingProposals('acme', { scopeDigest: 'd'.repeat(64) })),
+          3,
+        );
+        assert.deepEqual(
+          ids(
+            await store.read((tx) => tx.listProposals('globex', { limit: 10, scopeDigest: 'd'.repeat(64) })),
+          ),
+          [foreign.id],
+        );
+      },
+    ),
     withStore('listExpired returns pending proposals at or past expiry across tenants', async (store) => {
       const due = sampleProposal({ expiresAt: 100 });
       const later = sampleProposal({ expiresAt: 200 });
@@ -755,11 +810,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
     withStore('local effects run in the same transaction and roll back with it', async (store) => {
       await store.transaction(async (tx) => {
         await tx.local.run('CREATE TABLE IF NOT EXISTS conformance_effects (id TEXT PRIMARY KEY)');
-        await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['kept']);
+        await tx.local.run(sql`INSERT INTO conformance_effects (id) VALUES (${'kept'})`);
       });
       await assert.rejects(
         store.transaction(async (tx) => {
-          await tx.local.run('INSERT INTO conformance_effects (id) VALUES (?)', ['lost']);
+          await tx.local.run(sql`INSERT INTO conformance_effects (id) VALUES (${'lost'})`);
           throw new Error('after the effect');
         }),
       );

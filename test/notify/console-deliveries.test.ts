@@ -23,7 +23,7 @@ describe('the deliveries page', () => {
     const pay = { operation: 'invoice.pay', request: { invoice_id: 'inv-104' } };
     const proposal = await proposeViaApi(h, 'acme', pay);
     await proposeViaApi(h, 'globex', pay);
-    // A receiver that answered with hostile text: the page shows it as text.
+    // A receiver that answered with hostile text: the page shows it as text, its bidi control marked.
     const [row] = await h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 1 }));
     await h.store.transaction(async (tx) => {
       const outbox = outboxOf(tx, 'sqlite');
@@ -31,7 +31,7 @@ describe('the deliveries page', () => {
       await outbox.finish('acme', row!.id, 'test', {
         status: 'dead',
         nextAt: 0,
-        lastError: '<img src=x onerror=alert(1)> HTTP 500',
+        lastError: '<img src=x onerror=alert(1)> HTTP 500\u202E',
         at: h.clock.now(),
       });
     });
@@ -43,6 +43,8 @@ describe('the deliveries page', () => {
     expect(page.html).toContain('terminal_failure">dead</span>');
     expect(page.html).not.toContain('<img src=x');
     expect(page.html).toContain('&lt;img src=x onerror=alert(1)&gt; HTTP 500');
+    expect(page.html).toContain('⟦U+202E⟧');
+    expect(page.html).not.toContain('\u202E');
     // Only acme's deliveries.
     const globex = await h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('globex', { limit: 5 }));
     expect(globex.length).toBeGreaterThan(0);

@@ -7,6 +7,7 @@ import { emailSender } from '../../src/notify/email-sender.js';
 import { approverEmails } from '../../src/notify/notifications.js';
 import { notificationOutbox } from '../../src/notify/outbox-writer.js';
 import { PrincipalDirectory } from '../../src/server/directory/principal-directory.js';
+import { TEST_PASSWORD_COST } from '../server/support/server-harness.js';
 import { outboxOf } from '../../src/store/sql-outbox.js';
 import { approver, type Harness, harness, proposePayment } from '../support/engine.js';
 
@@ -68,7 +69,7 @@ async function setup(smtpUrl?: string) {
     stepWriters: [notificationOutbox({ channels: ['email'], operations })],
   });
   const store = h.store;
-  const directory = new PrincipalDirectory(store);
+  const directory = new PrincipalDirectory(store, { passwordCost: TEST_PASSWORD_COST });
   await directory.migrate();
   await directory.ensureTenant('acme');
   await directory.ensureTenant('globex');

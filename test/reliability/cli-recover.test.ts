@@ -4,7 +4,13 @@ import { z } from 'zod';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import { createEngine, defineOperation, type Engine, type Store } from '../../src/index.js';
-import { BACKENDS, type Backend, type BackendName, createBackend, scratchDir } from './support/backends.js';
+import {
+  PROCESS_BACKENDS,
+  type Backend,
+  type BackendName,
+  createBackend,
+  scratchDir,
+} from './support/backends.js';
 import { runWorker, sleep } from './support/children.js';
 import { proposeMany, stored, writeTargets } from './support/inspect.js';
 import { readJournal } from './support/journal.js';
@@ -109,7 +115,7 @@ async function claimOnly(engine: Engine, id: string, digest: string): Promise<vo
   if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
 }
 
-for (const { name, skip } of BACKENDS) {
+for (const { name, skip } of PROCESS_BACKENDS) {
   describe.skipIf(skip !== undefined)(
     `countersign recover on ${name}${skip ? ` (skipped: ${skip})` : ''}`,
     () => {

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FaultPoint } from '../../src/engine/faults.js';
 import { createEngine, type Engine, type Store, verifyAudit } from '../../src/index.js';
-import { BACKENDS, type Backend, type BackendName, createBackend, scratchDir } from './support/backends.js';
+import {
+  PROCESS_BACKENDS,
+  type Backend,
+  type BackendName,
+  createBackend,
+  scratchDir,
+} from './support/backends.js';
 import { pool, runWorker, runWorkerJson, sleep, startWorker } from './support/children.js';
 import {
   draftRows,
@@ -243,7 +249,7 @@ function kindsFor(entry: (typeof POINTS)[number], count: number): Kind[] {
   return Array.from({ length: count }, (_, i) => (entry.local && i % 2 === 1 ? 'local' : 'external'));
 }
 
-for (const { name, skip } of BACKENDS) {
+for (const { name, skip } of PROCESS_BACKENDS) {
   describe.skipIf(skip !== undefined)(
     `fault injection on ${name}${skip ? ` (skipped: ${skip})` : ''}`,
     () => {

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine, type Engine, type Store, verifyAudit } from '../../src/index.js';
 import type { ClientResult } from '../support/worker.js';
 import {
-  BACKENDS,
+  PROCESS_BACKENDS,
   type Backend,
   type BackendName,
   createBackend,
@@ -214,7 +214,7 @@ async function judge(
   return { problems, executions, doubleExecutions, lostDecisions };
 }
 
-for (const { name, skip } of BACKENDS) {
+for (const { name, skip } of PROCESS_BACKENDS) {
   describe.skipIf(skip !== undefined)(`races on ${name}${skip ? ` (skipped: ${skip})` : ''}`, () => {
     it(
       `${SIZES.raceProcesses} processes × ${SIZES.raceClients} clients on the same ${SIZES.raceProposals} proposals (approve, approve racing decline, approve racing edit): one outcome each, no double execution, no lost decision`,

@@ -67,7 +67,7 @@ describe('console single sign-on against a real OpenID provider', () => {
     const callback = await authorizeAt(browser, h.url, provider, 'ada');
     const landed = await browser.request(callback);
     expect(landed.status).toBe(200);
-    expect(landed.html).toContain('<meta http-equiv="refresh" content="0;url=/">');
+    expect(landed.html).toContain('<meta http-equiv="refresh" content="0;url=/"');
     expect(browser.jar(h.url).has(TRANSACTION)).toBe(false);
     expect(browser.jar(h.url).get(SESSION)).toMatch(/^cs_sess_/);
     const inbox = await browser.request(`${h.url}/`);

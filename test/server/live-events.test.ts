@@ -228,7 +228,7 @@ describe("the inbox's live-update script", () => {
       inbox.response.headers.get('content-security-policy') ?? '',
     )?.[1];
     const tag =
-      /<script nonce="([^"]+)" src="(\/assets\/live-inbox\.[0-9a-f]{12}\.js)" defer><\/script>/.exec(
+      /<script nonce="([^"]+)" src="(\/assets\/live-inbox\.[0-9a-f]{12}\.js)" defer=""><\/script>/.exec(
         inbox.html,
       );
     expect(tag?.[1]).toBe(nonce);

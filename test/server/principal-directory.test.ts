@@ -6,6 +6,7 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { ManualClock, tempDir } from '../support/engine.js';
 import { testPostgres } from '../support/postgres.js';
+import { TEST_PASSWORD_COST } from './support/server-harness.js';
 
 const postgres = testPostgres();
 afterAll(async () => {
@@ -62,8 +63,8 @@ for (const backend of BACKENDS) {
       const stores = await backend.open();
       try {
         const clock = new ManualClock();
-        const one = new PrincipalDirectory(stores.a, { clock });
-        const two = new PrincipalDirectory(stores.b, { clock });
+        const one = new PrincipalDirectory(stores.a, { passwordCost: TEST_PASSWORD_COST, clock });
+        const two = new PrincipalDirectory(stores.b, { passwordCost: TEST_PASSWORD_COST, clock });
         await one.migrate();
         await one.ensureTenant('acme');
         await one.ensureTenant('globex');
@@ -141,8 +142,8 @@ for (const backend of BACKENDS) {
       const stores = await backend.open();
       try {
         const clock = new ManualClock();
-        const one = new PrincipalDirectory(stores.a, { clock });
-        const two = new PrincipalDirectory(stores.b, { clock });
+        const one = new PrincipalDirectory(stores.a, { passwordCost: TEST_PASSWORD_COST, clock });
+        const two = new PrincipalDirectory(stores.b, { passwordCost: TEST_PASSWORD_COST, clock });
         await one.migrate();
         await two.migrate();
         expect(await one.ensureTenant('acme', 'Acme Corp')).toBe(true);
@@ -211,8 +212,8 @@ for (const backend of BACKENDS) {
       const stores = await backend.open();
       try {
         const clock = new ManualClock();
-        const one = new PrincipalDirectory(stores.a, { clock });
-        const two = new PrincipalDirectory(stores.b, { clock });
+        const one = new PrincipalDirectory(stores.a, { passwordCost: TEST_PASSWORD_COST, clock });
+        const two = new PrincipalDirectory(stores.b, { passwordCost: TEST_PASSWORD_COST, clock });
         await one.migrate();
         await one.ensureTenant('acme');
         await one.addOperator({
@@ -280,8 +281,16 @@ for (const backend of BACKENDS) {
       try {
         const clock = new ManualClock();
         const limit = { perAccount: 3, perClient: 4, windowMs: 60_000 };
-        const one = new PrincipalDirectory(stores.a, { clock, loginLimit: limit });
-        const two = new PrincipalDirectory(stores.b, { clock, loginLimit: limit });
+        const one = new PrincipalDirectory(stores.a, {
+          passwordCost: TEST_PASSWORD_COST,
+          clock,
+          loginLimit: limit,
+        });
+        const two = new PrincipalDirectory(stores.b, {
+          passwordCost: TEST_PASSWORD_COST,
+          clock,
+          loginLimit: limit,
+        });
         await one.migrate();
         await one.ensureTenant('acme');
         for (const email of ['a@acme.test', 'b@acme.test'])
@@ -322,8 +331,16 @@ for (const backend of BACKENDS) {
       try {
         const clock = new ManualClock();
         const limit = { perAccount: 3, perClient: 1000, windowMs: 60_000 };
-        const one = new PrincipalDirectory(stores.a, { clock, loginLimit: limit });
-        const two = new PrincipalDirectory(stores.b, { clock, loginLimit: limit });
+        const one = new PrincipalDirectory(stores.a, {
+          passwordCost: TEST_PASSWORD_COST,
+          clock,
+          loginLimit: limit,
+        });
+        const two = new PrincipalDirectory(stores.b, {
+          passwordCost: TEST_PASSWORD_COST,
+          clock,
+          loginLimit: limit,
+        });
         await one.migrate();
         await one.ensureTenant('acme');
         const email = 'a@acme.test';
@@ -364,7 +381,7 @@ describe('PrincipalDirectory input checks', () => {
     const { dir, cleanup } = tempDir();
     const store = new SqliteStore({ path: join(dir, 'd.db') });
     try {
-      const d = new PrincipalDirectory(store);
+      const d = new PrincipalDirectory(store, { passwordCost: TEST_PASSWORD_COST });
       await d.migrate();
       await d.ensureTenant('acme');
       await expect(

@@ -7,14 +7,10 @@ import { DRAFTS_TABLE, demoOperations, demoWorld } from '../../examples/index.js
 import { ConfigurationError, createEngine, type Engine, verifyAudit } from '../../src/index.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import { describeStoreTarget, openStore } from '../../src/store/open-store.js';
-import {
-  POSTGRES_MIGRATIONS,
-  PostgresStore,
-  toPositional,
-  UnstorableValueError,
-} from '../../src/store/postgres/index.js';
+import { POSTGRES_MIGRATIONS, PostgresStore, UnstorableValueError } from '../../src/store/postgres/index.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/index.js';
 import type { GrantRecord } from '../../src/store/records.js';
+import { sql } from '../../src/store/sql/sql.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleProposal, storeConformance } from '../../src/testing/index.js';
 import { agent, approver, ManualClock, proposePayment } from '../support/engine.js';
@@ -102,21 +98,19 @@ describe(`PostgreSQL store ${on}`, () => {
     expect((await store.transaction((tx) => tx.getProposal('acme', kept.id)))?.status).toBe('pending');
   });
 
-  it('local effects: SQLite-style ? placeholders run unchanged; a ? inside quotes stays text', async () => {
+  it('local effects: the sql tag makes every value a parameter; text in the native dialect runs as is', async () => {
     const store = await open();
     await store.migrate();
     await store.transaction(async (tx) => {
       await tx.local.run('CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, n BIGINT NOT NULL)');
+      const body = "what? -- not a comment ' $1";
       expect(
-        await tx.local.run("INSERT INTO notes (id, body, n) VALUES (?, 'what? -- not a comment', ?)", [
-          'a',
-          5_000_000_000,
-        ]),
+        await tx.local.run(sql`INSERT INTO notes (id, body, n) VALUES (${'a'}, ${body}, ${5_000_000_000})`),
       ).toEqual({
         changes: 1,
       });
       expect(
-        await tx.local.run('INSERT INTO notes (id, body, n) VALUES (?, ?, ?), (?, ?, ?)', [
+        await tx.local.run('INSERT INTO notes (id, body, n) VALUES ($1, $2, $3), ($4, $5, $6)', [
           'b',
           "it's?",
           1,
@@ -129,16 +123,16 @@ describe(`PostgreSQL store ${on}`, () => {
       });
     });
     const rows = await store.transaction((tx) =>
-      tx.local.all('SELECT id, body, n FROM notes WHERE n >= ? ORDER BY id', [1]),
+      tx.local.all(sql`SELECT id, body, n FROM notes WHERE n >= ${1} ORDER BY id`),
     );
     expect(rows.map((r) => [r['id'], r['body'], Number(r['n'])])).toEqual([
-      ['a', 'what? -- not a comment', 5_000_000_000],
+      ['a', "what? -- not a comment ' $1", 5_000_000_000],
       ['b', "it's?", 1],
       ['c', '"?"', 2],
     ]);
     expect(
       await store.transaction((tx) =>
-        tx.local.run('UPDATE notes SET body = ? WHERE id = ?', ['changed', 'nope']),
+        tx.local.run(sql`UPDATE notes SET body = ${'changed'} WHERE id = ${'nope'}`),
       ),
     ).toEqual({ changes: 0 });
   });
@@ -223,10 +217,10 @@ describe(`PostgreSQL store ${on}`, () => {
       const cross = (first: string, second: string) =>
         store.transaction(async (tx) => {
           runs++;
-          await tx.local.run('UPDATE dl SET n = n + 1 WHERE id = ?', [first]);
+          await tx.local.run(sql`UPDATE dl SET n = n + 1 WHERE id = ${first}`);
           if (++arrived === 2) open2();
           await both;
-          await tx.local.run('UPDATE dl SET n = n + 1 WHERE id = ?', [second]);
+          await tx.local.run(sql`UPDATE dl SET n = n + 1 WHERE id = ${second}`);
         });
       await Promise.all([cross('a', 'b'), cross('b', 'a')]);
       // At least one rerun. The rerun can take row a before the survivor, woken by the abort,
@@ -449,33 +443,12 @@ describe(`engine lifecycle on PostgreSQL ${on}`, () => {
     });
     expect(done.kind === 'completed' && done.outcome.kind).toBe('succeeded');
     const rows = await stores[0]!.transaction((tx) =>
-      tx.local.all(`SELECT subject, body, proposal_id FROM ${DRAFTS_TABLE} WHERE tenant = ?`, ['acme']),
+      tx.local.all(`SELECT subject, body, proposal_id FROM ${DRAFTS_TABLE} WHERE tenant = $1`, ['acme']),
     );
     expect(rows).toEqual([
       { subject: 'Spring sale?', body: "It's on: 20% off?", proposal_id: proposed.proposal.id },
     ]);
   });
-});
-
-describe('toPositional', () => {
-  const cases: [string, string][] = [
-    ['SELECT 1', 'SELECT 1'],
-    ['SELECT * FROM t WHERE a = ? AND b = ?', 'SELECT * FROM t WHERE a = $1 AND b = $2'],
-    ["SELECT '?', ?", "SELECT '?', $1"],
-    ["SELECT 'it''s ?', ?", "SELECT 'it''s ?', $1"],
-    ["SELECT E'\\'?', ?", "SELECT E'\\'?', $1"],
-    ['SELECT "we?rd" FROM t WHERE x = ?', 'SELECT "we?rd" FROM t WHERE x = $1'],
-    ['SELECT ? -- why?\n, ?', 'SELECT $1 -- why?\n, $2'],
-    ['SELECT /* a /* nested? */ b? */ ?', 'SELECT /* a /* nested? */ b? */ $1'],
-    ['SELECT $$ ? $$, $tag$ ? $tag$, ?', 'SELECT $$ ? $$, $tag$ ? $tag$, $1'],
-    ['SELECT a$b, ?', 'SELECT a$b, $1'],
-    ['SELECT $1', 'SELECT $1'],
-  ];
-  for (const [input, expected] of cases) {
-    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => {
-      expect(toPositional(input)).toBe(expected);
-    });
-  }
 });
 
 describe('openStore and countersign migrate', () => {
@@ -570,19 +543,25 @@ describe('openStore and countersign migrate', () => {
       try {
         const tables = await store.transaction((tx) =>
           tx.local.all(
-            'SELECT table_name FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name',
-            [schema],
+            sql`SELECT table_name FROM information_schema.tables WHERE table_schema = ${schema} ORDER BY table_name`,
           ),
         );
-        expect(tables.map((t) => t['table_name'])).toEqual([
+        expect(tables.map((t) => String(t['table_name'])).sort()).toEqual([
+          'countersign_api_tokens',
           'countersign_approvals',
           'countersign_attempts',
           'countersign_audit_events',
           'countersign_audit_heads',
           'countersign_grants',
+          'countersign_login_devices',
+          'countersign_login_failures',
           'countersign_migrations',
+          'countersign_oidc_identities',
+          'countersign_operators',
           'countersign_outbox',
           'countersign_proposals',
+          'countersign_sessions',
+          'countersign_tenants',
         ]);
       } finally {
         await store.close();

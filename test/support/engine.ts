@@ -5,6 +5,8 @@ import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.
 import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
 import { type FaultHook, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import type { Store } from '../../src/store/store.js';
+import { type TestPostgres, testPostgres } from './postgres.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock {
@@ -42,22 +44,31 @@ export function tempDir(): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export interface Harness {
+export interface Harness<S extends Store = SqliteStore> {
   readonly engine: Engine;
   readonly world: DemoWorld;
   readonly clock: ManualClock;
-  readonly store: SqliteStore;
+  readonly store: S;
   readonly dbPath: string;
   close(): Promise<void>;
 }
 
+type HarnessOptions = Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook };
+
 /** An engine on a real SQLite file in a temp dir, with the demo operations and a manual clock. */
-export async function harness(
-  options: Partial<EngineOptions> & { world?: DemoWorld; faults?: FaultHook } = {},
-): Promise<Harness> {
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const { dir, cleanup } = tempDir();
   const dbPath = join(dir, 'test.db');
-  const store = new SqliteStore({ path: dbPath });
+  return engineOn(new SqliteStore({ path: dbPath }), dbPath, async () => cleanup(), options);
+}
+
+/** The demo engine on `store`; `dispose` runs after the engine closes. */
+async function engineOn<S extends Store>(
+  store: S,
+  dbPath: string,
+  dispose: () => Promise<void>,
+  options: HarnessOptions,
+): Promise<Harness<S>> {
   const clock = new ManualClock();
   const world = options.world ?? demoWorld();
   const { faults, world: _world, ...engineOptions } = options;
@@ -72,9 +83,47 @@ export async function harness(
     dbPath,
     close: async () => {
       await engine.close();
-      cleanup();
+      await dispose();
     },
   };
+}
+
+/** A backend the engine behaviour suites run on. */
+export type EngineBackend = 'sqlite' | 'postgres';
+
+/**
+ * The backends of the engine behaviour suites that run on every backend: SQLite, and PostgreSQL
+ * (the server at COUNTERSIGN_TEST_PG_URL, or else the embedded PGlite).
+ */
+export const ENGINE_BACKENDS: readonly EngineBackend[] = ['sqlite', 'postgres'];
+
+let postgres: TestPostgres | undefined;
+
+/**
+ * Starts a backend before its first test: the embedded PGlite takes seconds to start, paid once
+ * per file in a hook (`beforeAll(() => warmUp(backend), 120_000)`), not inside a test's timeout.
+ */
+export async function warmUp(backend: EngineBackend): Promise<void> {
+  if (backend === 'sqlite') return;
+  postgres ??= testPostgres();
+  const schema = postgres.newSchema();
+  await (await postgres.store({ schema })).close();
+  await postgres.dropSchema(schema);
+}
+
+/**
+ * {@link harness} on a backend: SQLite as there, or a PostgreSQL store in a schema of its own
+ * (dropped on close; the file's embedded database is shared by its harnesses).
+ */
+export async function harnessOn(
+  backend: EngineBackend,
+  options: HarnessOptions = {},
+): Promise<Harness<Store>> {
+  if (backend === 'sqlite') return harness(options);
+  postgres ??= testPostgres();
+  const pg = postgres;
+  const schema = pg.newSchema();
+  return engineOn(await pg.store({ schema }), schema, () => pg.dropSchema(schema), options);
 }
 
 /** Proposes the note's 240.49 USD invoice payment for a tenant. */

@@ -28,6 +28,10 @@ export interface TestPostgres {
   store(options?: { readonly schema?: string; readonly max?: number }): Promise<PostgresStore>;
   /** Drops every schema made here and closes the embedded database. */
   cleanup(): Promise<void>;
+  /** Drops one schema made here (the database stays open for the next store). */
+  dropSchema(schema: string): Promise<void>;
+  /** Embedded PGlite only: a pool (the store's `pg` slice) on `schema`, beside the stores, for raw SQL. */
+  embeddedPool?(schema: string): Promise<PgPool>;
 }
 
 /** Serializes work on PGlite's one connection: a checked-out client holds it until released. */
@@ -113,7 +117,8 @@ class EmbeddedPostgres {
     };
   }
 
-  async dropSchemas(schemas: readonly string[]): Promise<void> {
+  /** Drops `schemas`; with `close`, closes the database after. */
+  async dropSchemas(schemas: readonly string[], close = true): Promise<void> {
     const release = await this.#mutex.lock();
     try {
       for (const schema of schemas) await this.#run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`, undefined);
@@ -121,7 +126,7 @@ class EmbeddedPostgres {
     } finally {
       release();
     }
-    await (await this.#db).close();
+    if (close) await (await this.#db).close();
   }
 }
 
@@ -150,6 +155,15 @@ export function testPostgres(): TestPostgres {
           schema: options.schema ?? newSchema(),
           ...(options.max === undefined ? {} : { max: options.max }),
         }),
+      dropSchema: async (schema) => {
+        const admin = new pg.Client({ connectionString: url });
+        await admin.connect();
+        try {
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        } finally {
+          await admin.end();
+        }
+      },
       cleanup: async () => {
         const admin = new pg.Client({ connectionString: url });
         await admin.connect();
@@ -176,6 +190,13 @@ export function testPostgres(): TestPostgres {
       const schema = options.schema ?? newSchema();
       await db().ready();
       return new PostgresStore({ pool: db().pool(schema) });
+    },
+    dropSchema: async (schema) => {
+      if (embedded) await embedded.dropSchemas([schema], false);
+    },
+    embeddedPool: async (schema) => {
+      await db().ready();
+      return db().pool(schema);
     },
     cleanup: async () => {
       if (embedded) await embedded.dropSchemas(schemas.splice(0));

@@ -1,4 +1,5 @@
 import type { LocalTransaction } from '../../operation/define-operation.js';
+import { sql } from '../../store/sql/sql.js';
 
 /** One counter to reserve a sign-in attempt against: its key and how many attempts a window allows. */
 export interface LimitKey {
@@ -20,14 +21,12 @@ export type ReserveResult =
 // (restart at 1), or a live window below its maximum (one more). PostgreSQL locks the row for the
 // conflicting update and re-checks the WHERE against the newest version, and SQLite writes under
 // BEGIN IMMEDIATE, so concurrent attempts on several servers never both take the last slot.
-const RESERVE = `INSERT INTO countersign_login_failures (limit_key, window_start, failures) VALUES (?, ?, 1)
+const reserve = (key: string, now: number, expired: number, max: number) =>
+  sql`INSERT INTO countersign_login_failures (limit_key, window_start, failures) VALUES (${key}, ${now}, 1)
   ON CONFLICT (limit_key) DO UPDATE SET
-    window_start = CASE WHEN countersign_login_failures.window_start <= ? THEN excluded.window_start ELSE countersign_login_failures.window_start END,
-    failures = CASE WHEN countersign_login_failures.window_start <= ? THEN 1 ELSE countersign_login_failures.failures + 1 END
-  WHERE countersign_login_failures.window_start <= ? OR countersign_login_failures.failures < ?`;
-const WINDOW_OF = 'SELECT window_start FROM countersign_login_failures WHERE limit_key = ?';
-const RELEASE =
-  'UPDATE countersign_login_failures SET failures = failures - 1 WHERE limit_key = ? AND window_start = ? AND failures > 0';
+    window_start = CASE WHEN countersign_login_failures.window_start <= ${expired} THEN excluded.window_start ELSE countersign_login_failures.window_start END,
+    failures = CASE WHEN countersign_login_failures.window_start <= ${expired} THEN 1 ELSE countersign_login_failures.failures + 1 END
+  WHERE countersign_login_failures.window_start <= ${expired} OR countersign_login_failures.failures < ${max}`;
 
 /**
  * Takes one attempt slot on every counter in `keys`, in one transaction, BEFORE the password is
@@ -38,7 +37,7 @@ const RELEASE =
  * order (account before client), so two transactions never wait on each other in a cycle.
  */
 export async function reserveAttempt(
-  sql: LocalTransaction,
+  db: LocalTransaction,
   keys: readonly LimitKey[],
   now: number,
   windowMs: number,
@@ -46,25 +45,30 @@ export async function reserveAttempt(
   const expired = now - windowMs;
   const taken: { key: string; windowStart: number }[] = [];
   for (const { key, max } of keys) {
-    const result = await sql.run(RESERVE, [key, now, expired, expired, expired, max]);
-    const row = (await sql.all(WINDOW_OF, [key]))[0];
+    const result = await db.run(reserve(key, now, expired, max));
+    const row = (
+      await db.all(sql`SELECT window_start FROM countersign_login_failures WHERE limit_key = ${key}`)
+    )[0];
     const windowStart = Number(row?.['window_start'] ?? now);
     if (result.changes === 1) {
       taken.push({ key, windowStart });
       continue;
     }
-    await releaseAttempt(sql, { slots: taken });
+    await releaseAttempt(db, { slots: taken });
     return { kind: 'rate_limited', retryAfterMs: Math.max(1, windowStart + windowMs - now) };
   }
   return { kind: 'reserved', reservation: { slots: taken } };
 }
 
 /** Gives back the slots of a reserved attempt (the password was right). A window that has since restarted is left alone. */
-export async function releaseAttempt(sql: LocalTransaction, reservation: Reservation): Promise<void> {
-  for (const slot of reservation.slots) await sql.run(RELEASE, [slot.key, slot.windowStart]);
+export async function releaseAttempt(db: LocalTransaction, reservation: Reservation): Promise<void> {
+  for (const slot of reservation.slots)
+    await db.run(
+      sql`UPDATE countersign_login_failures SET failures = failures - 1 WHERE limit_key = ${slot.key} AND window_start = ${slot.windowStart} AND failures > 0`,
+    );
 }
 
 /** Forgets counters whose window has passed, so keys an attacker made up do not pile up. */
-export async function forgetExpired(sql: LocalTransaction, now: number, windowMs: number): Promise<void> {
-  await sql.run('DELETE FROM countersign_login_failures WHERE window_start <= ?', [now - windowMs]);
+export async function forgetExpired(db: LocalTransaction, now: number, windowMs: number): Promise<void> {
+  await db.run(sql`DELETE FROM countersign_login_failures WHERE window_start <= ${now - windowMs}`);
 }

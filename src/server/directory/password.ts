@@ -1,8 +1,10 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { ConfigurationError } from '../../canonical/errors.js';
 
 // scrypt from node:crypto: memory-hard, no native add-on. N = 2^15, r = 8 is OWASP's floor for
 // scrypt and costs about 32 MiB and tens of milliseconds per hash.
 const COST = 2 ** 15;
+const MIN_COST = 2 ** 10;
 const BLOCK_SIZE = 8;
 const PARALLELISM = 1;
 const KEY_LENGTH = 32;
@@ -28,6 +30,23 @@ function derive(
   });
 }
 
+/** What {@link hashPassword} may be asked to spend. */
+export interface PasswordHashOptions {
+  /**
+   * scrypt's cost N: a power of two from 2^10 to 2^20. The default, 2^15, is OWASP's floor;
+   * anything lower is for test suites that hash many passwords, never for a deployment.
+   */
+  readonly cost?: number;
+}
+
+/** The cost of {@link PasswordHashOptions}, checked; throws ConfigurationError when out of range. */
+export function passwordCost(options: PasswordHashOptions = {}): number {
+  const cost = options.cost ?? COST;
+  if (!Number.isSafeInteger(cost) || cost < MIN_COST || cost > MAX_COST || (cost & (cost - 1)) !== 0)
+    throw new ConfigurationError(`password cost: a power of two from 2^10 to 2^20, not ${String(cost)}`);
+  return cost;
+}
+
 /**
  * Hashes a password with scrypt and a random 16-byte salt. The result is self-describing:
  * `scrypt$N$r$p$salt$hash` (base64url), so the cost can be raised later without losing old hashes.
@@ -36,16 +55,19 @@ function derive(
  * const stored = await hashPassword('correct horse battery staple');
  * await verifyPassword('correct horse battery staple', stored); // true
  */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, options: PasswordHashOptions = {}): Promise<string> {
+  const cost = passwordCost(options);
   const salt = randomBytes(16);
-  const key = await derive(password, salt, COST, BLOCK_SIZE, PARALLELISM, KEY_LENGTH);
-  return [PREFIX, COST, BLOCK_SIZE, PARALLELISM, salt.toString('base64url'), key.toString('base64url')].join(
+  const key = await derive(password, salt, cost, BLOCK_SIZE, PARALLELISM, KEY_LENGTH);
+  return [PREFIX, cost, BLOCK_SIZE, PARALLELISM, salt.toString('base64url'), key.toString('base64url')].join(
     '$',
   );
 }
 
-/** A hash of a random password: verifying against it costs the same time as against a real one. */
-export const DUMMY_PASSWORD_HASH = `${PREFIX}$${COST}$${BLOCK_SIZE}$${PARALLELISM}$${'A'.repeat(22)}$${'A'.repeat(43)}`;
+/** A hash of a random password at `cost`: verifying against it costs what verifying a real one does. */
+export function dummyPasswordHash(cost: number): string {
+  return `${PREFIX}$${cost}$${BLOCK_SIZE}$${PARALLELISM}$${'A'.repeat(22)}$${'A'.repeat(43)}`;
+}
 
 /**
  * Checks a password against a stored {@link hashPassword} result in constant time. A malformed

@@ -4,10 +4,10 @@ import { newId } from '../../engine/ids.js';
 import type { Clock } from '../../engine/engine-context.js';
 import type { Actor } from '../../operation/actor.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
+import { sql } from '../../store/sql/sql.js';
 import type { Store } from '../../store/store.js';
-import { DIRECTORY_SCHEMA } from './directory-schema.js';
 import { forgetExpired, releaseAttempt, reserveAttempt } from './login-limiter.js';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from './password.js';
+import { dummyPasswordHash, hashPassword, passwordCost, verifyPassword } from './password.js';
 import { looksLikeSecret, newSecret, secretHash } from './secret-token.js';
 
 /** How long console sessions live and how hard logins are limited. */
@@ -28,6 +28,11 @@ export interface DirectoryOptions {
   readonly loginLimit?: LoginLimit;
   /** A browser stays a trusted device this long after its last successful sign-in (default 30 days). */
   readonly trustedDeviceMs?: number;
+  /**
+   * scrypt's cost N for new password hashes (default 2^15, OWASP's floor). For test suites that
+   * add many operators; a deployment keeps the default. A stored hash carries its own cost.
+   */
+  readonly passwordCost?: number;
 }
 
 /** How many sign-in attempts a window allows; see {@link DirectoryOptions.loginLimit}. */
@@ -146,7 +151,7 @@ const TOUCH_EVERY_MS = 60_000;
 
 const num = (value: unknown): number => Number(value);
 const text = (value: unknown): string => String(value);
-const TOKEN_COLUMNS = 'token_hash, kind, tenant, subject, label, created_at, revoked_at';
+const TOKEN_COLUMNS = sql.raw('token_hash, kind, tenant, subject, label, created_at, revoked_at');
 
 /** Normalizes an email for lookup: trimmed, lower case. */
 export function normalizeEmail(email: string): string {
@@ -156,7 +161,7 @@ export function normalizeEmail(email: string): string {
 /**
  * Tenants, operators (scrypt password hashes, roles), agent and operator API tokens, console
  * sessions, sign-in attempt counters and trusted devices, kept in the engine's own store
- * (portable SQL through `store.transaction(tx => tx.local…)`), so several servers on one
+ * (statements written once with the `sql` tag through `store.transaction(tx => tx.local…)`), so several servers on one
  * database share them, limits included. Only SHA-256 hashes of tokens, session ids and
  * trusted-device ids are stored.
  *
@@ -174,6 +179,9 @@ export class PrincipalDirectory {
   readonly #absoluteMs: number;
   readonly #limit: LoginLimit;
   readonly #deviceMs: number;
+  readonly #passwordCost: number;
+  /** What an unknown email is checked against, at the cost a real operator's check has. */
+  readonly #dummyHash: string;
 
   constructor(store: Store, options: DirectoryOptions = {}) {
     this.#store = store;
@@ -182,6 +190,10 @@ export class PrincipalDirectory {
     this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
     this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
     this.#deviceMs = options.trustedDeviceMs ?? DEVICE_TRUST_MS;
+    this.#passwordCost = passwordCost(
+      options.passwordCost === undefined ? {} : { cost: options.passwordCost },
+    );
+    this.#dummyHash = dummyPasswordHash(this.#passwordCost);
     const { perAccount, perClient, perDevice = perAccount, windowMs } = this.#limit;
     const counts = { perAccount, perClient, perDevice, windowMs, trustedDeviceMs: this.#deviceMs };
     for (const [name, value] of Object.entries(counts))
@@ -196,42 +208,40 @@ export class PrincipalDirectory {
    * drops sessions past their idle or absolute timeout. Shared by password and single sign-on.
    */
   async #openSession(
-    sql: LocalTransaction,
+    db: LocalTransaction,
     s: { sessionId: string; tenant: string; email: string; now: number; previous: string | undefined },
   ): Promise<void> {
     if (s.previous)
-      await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [
-        secretHash('session', s.previous),
-      ]);
-    await sql.run('DELETE FROM countersign_sessions WHERE last_seen_at < ? OR created_at < ?', [
-      s.now - this.#idleMs,
-      s.now - this.#absoluteMs,
-    ]);
-    await sql.run(
-      'INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
-      [secretHash('session', s.sessionId), s.tenant, s.email, s.now, s.now],
+      await db.run(
+        sql`DELETE FROM countersign_sessions WHERE session_hash = ${secretHash('session', s.previous)}`,
+      );
+    await db.run(
+      sql`DELETE FROM countersign_sessions WHERE last_seen_at < ${s.now - this.#idleMs} OR created_at < ${s.now - this.#absoluteMs}`,
+    );
+    await db.run(
+      sql`INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (${secretHash('session', s.sessionId)}, ${s.tenant}, ${s.email}, ${s.now}, ${s.now})`,
     );
   }
 
-  #sql<T>(fn: (sql: LocalTransaction) => Promise<T>): Promise<T> {
+  #sql<T>(fn: (db: LocalTransaction) => Promise<T>): Promise<T> {
     return this.#store.transaction((tx) => fn(tx.local));
   }
 
-  /** Creates the directory's tables when missing. Safe on every start and from several servers. */
+  /**
+   * Creates the directory's tables when missing: they are a versioned migration of the store, so
+   * this migrates the store. Safe on every start and from several servers.
+   */
   async migrate(): Promise<void> {
-    await this.#sql(async (sql) => {
-      for (const statement of DIRECTORY_SCHEMA) await sql.run(statement);
-    });
+    await this.#store.migrate();
   }
 
   /** Adds a tenant unless it exists; returns whether it was added. */
   async ensureTenant(id: string, name = id): Promise<boolean> {
     if (!TENANT.test(id))
       throw new ConfigurationError(`tenant: "${id}" must be lower-case letters, digits, - or _`);
-    return this.#sql(async (sql) => {
-      const result = await sql.run(
-        'INSERT INTO countersign_tenants (id, name, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
-        [id, name, this.#clock.now()],
+    return this.#sql(async (db) => {
+      const result = await db.run(
+        sql`INSERT INTO countersign_tenants (id, name, created_at) VALUES (${id}, ${name}, ${this.#clock.now()}) ON CONFLICT (id) DO NOTHING`,
       );
       return result.changes === 1;
     });
@@ -239,7 +249,7 @@ export class PrincipalDirectory {
 
   /** The ids of every tenant, sorted. */
   async tenants(): Promise<string[]> {
-    const rows = await this.#sql((sql) => sql.all('SELECT id FROM countersign_tenants ORDER BY id'));
+    const rows = await this.#sql((db) => db.all(sql`SELECT id FROM countersign_tenants ORDER BY id`));
     return rows.map((r) => text(r['id']));
   }
 
@@ -257,13 +267,12 @@ export class PrincipalDirectory {
     const bad = input.roles.find((r) => !ROLE.test(r));
     if (bad !== undefined || input.roles.length === 0)
       throw new ConfigurationError(`operator roles: "${bad ?? ''}" is not a role name`);
-    const hash = await hashPassword(input.password);
-    return this.#sql(async (sql) => {
-      const tenant = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [input.tenant]);
+    const hash = await hashPassword(input.password, { cost: this.#passwordCost });
+    return this.#sql(async (db) => {
+      const tenant = await db.all(sql`SELECT id FROM countersign_tenants WHERE id = ${input.tenant}`);
       if (tenant.length === 0) throw new ConfigurationError(`operator ${email}: no tenant "${input.tenant}"`);
-      const result = await sql.run(
-        'INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (email) DO NOTHING',
-        [email, input.tenant, hash, [...new Set(input.roles)].join(','), this.#clock.now()],
+      const result = await db.run(
+        sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (${email}, ${input.tenant}, ${hash}, ${[...new Set(input.roles)].join(',')}, ${this.#clock.now()}, NULL) ON CONFLICT (email) DO NOTHING`,
       );
       return { kind: result.changes === 1 ? 'added' : 'exists' };
     });
@@ -271,10 +280,9 @@ export class PrincipalDirectory {
 
   /** The operators of a tenant, by email. */
   async operators(tenant: string): Promise<OperatorInfo[]> {
-    const rows = await this.#sql((sql) =>
-      sql.all(
-        'SELECT email, tenant, roles FROM countersign_operators WHERE tenant = ? AND disabled_at IS NULL ORDER BY email',
-        [tenant],
+    const rows = await this.#sql((db) =>
+      db.all(
+        sql`SELECT email, tenant, roles FROM countersign_operators WHERE tenant = ${tenant} AND disabled_at IS NULL ORDER BY email`,
       ),
     );
     return rows.map((r) => ({
@@ -302,8 +310,8 @@ export class PrincipalDirectory {
   /** Issues an API bearer token acting as an existing operator (with that operator's current roles). */
   async issueOperatorToken(input: { readonly email: string; readonly label?: string }): Promise<string> {
     const email = normalizeEmail(input.email);
-    const rows = await this.#sql((sql) =>
-      sql.all('SELECT tenant FROM countersign_operators WHERE email = ?', [email]),
+    const rows = await this.#sql((db) =>
+      db.all(sql`SELECT tenant FROM countersign_operators WHERE email = ${email}`),
     );
     const row = rows[0];
     if (!row) throw new ConfigurationError(`no operator ${email}`);
@@ -312,12 +320,11 @@ export class PrincipalDirectory {
 
   async #issue(kind: 'agent' | 'operator', tenant: string, subject: string, label: string): Promise<string> {
     const token = newSecret(kind);
-    await this.#sql(async (sql) => {
-      const known = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [tenant]);
+    await this.#sql(async (db) => {
+      const known = await db.all(sql`SELECT id FROM countersign_tenants WHERE id = ${tenant}`);
       if (known.length === 0) throw new ConfigurationError(`token: no tenant "${tenant}"`);
-      await sql.run(
-        'INSERT INTO countersign_api_tokens (token_hash, kind, tenant, subject, label, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL)',
-        [secretHash('token', token), kind, tenant, subject, label, this.#clock.now()],
+      await db.run(
+        sql`INSERT INTO countersign_api_tokens (token_hash, kind, tenant, subject, label, created_at, revoked_at) VALUES (${secretHash('token', token)}, ${kind}, ${tenant}, ${subject}, ${label}, ${this.#clock.now()}, NULL)`,
       );
     });
     return token;
@@ -325,10 +332,9 @@ export class PrincipalDirectory {
 
   /** Revokes a token; returns whether it was live. */
   async revokeToken(token: string): Promise<boolean> {
-    return this.#sql(async (sql) => {
-      const result = await sql.run(
-        'UPDATE countersign_api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL',
-        [this.#clock.now(), secretHash('token', token)],
+    return this.#sql(async (db) => {
+      const result = await db.run(
+        sql`UPDATE countersign_api_tokens SET revoked_at = ${this.#clock.now()} WHERE token_hash = ${secretHash('token', token)} AND revoked_at IS NULL`,
       );
       return result.changes === 1;
     });
@@ -336,12 +342,11 @@ export class PrincipalDirectory {
 
   /** Every API token (live and revoked), oldest first; of one tenant when given. Never the secrets. */
   async tokens(filter: { readonly tenant?: string } = {}): Promise<TokenInfo[]> {
-    const rows = await this.#sql((sql) =>
+    const rows = await this.#sql((db) =>
       filter.tenant === undefined
-        ? sql.all(`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens ORDER BY created_at, token_hash`)
-        : sql.all(
-            `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE tenant = ? ORDER BY created_at, token_hash`,
-            [filter.tenant],
+        ? db.all(sql`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens ORDER BY created_at, token_hash`)
+        : db.all(
+            sql`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE tenant = ${filter.tenant} ORDER BY created_at, token_hash`,
           ),
     );
     return rows.map(tokenInfo);
@@ -362,25 +367,23 @@ export class PrincipalDirectory {
   ): Promise<TokenRevocation> {
     const now = this.#clock.now();
     return this.#store.transaction(async (tx): Promise<TokenRevocation> => {
-      const sql = tx.local;
+      const db = tx.local;
       let rows: readonly Record<string, unknown>[];
       if ('principal' in selector) {
         const principal = selector.principal.trim();
         const subject = principal.startsWith('agent:')
           ? principal
           : normalizeEmail(principal.replace(/^user:/, ''));
-        rows = await sql.all(
-          `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE subject = ? AND revoked_at IS NULL ORDER BY created_at, token_hash`,
-          [subject],
+        rows = await db.all(
+          sql`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE subject = ${subject} AND revoked_at IS NULL ORDER BY created_at, token_hash`,
         );
       } else {
         const hash =
           'secret' in selector ? secretHash('token', selector.secret) : TOKEN_ID.exec(selector.id)?.[1];
         if (hash === undefined) return { kind: 'not_found' };
         // The id is 16 validated hex digits, so the pattern holds no wildcard of the caller's.
-        const matches = await sql.all(
-          `SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE token_hash LIKE ? ORDER BY token_hash`,
-          [`${hash.slice(0, 16)}%`],
+        const matches = await db.all(
+          sql`SELECT ${TOKEN_COLUMNS} FROM countersign_api_tokens WHERE token_hash LIKE ${`${hash.slice(0, 16)}%`} ORDER BY token_hash`,
         );
         const exact = 'secret' in selector ? matches.filter((r) => r['token_hash'] === hash) : matches;
         if (exact.length !== 1) return { kind: 'not_found' };
@@ -391,9 +394,8 @@ export class PrincipalDirectory {
       if (rows.length === 0) return { kind: 'not_found' };
       const revoked: TokenInfo[] = [];
       for (const row of rows) {
-        const result = await sql.run(
-          'UPDATE countersign_api_tokens SET revoked_at = ? WHERE token_hash = ? AND revoked_at IS NULL',
-          [now, row['token_hash']],
+        const result = await db.run(
+          sql`UPDATE countersign_api_tokens SET revoked_at = ${now} WHERE token_hash = ${row['token_hash']} AND revoked_at IS NULL`,
         );
         if (result.changes !== 1) continue;
         const token = { ...tokenInfo(row), revokedAt: now };
@@ -426,13 +428,10 @@ export class PrincipalDirectory {
   /** The principal a bearer token stands for, or undefined (unknown, revoked, or its operator disabled). */
   async authenticateBearer(token: string): Promise<Actor | undefined> {
     if (!looksLikeSecret(token) || !/^cs_(agent|op)_/.test(token)) return undefined;
-    const rows = await this.#sql((sql) =>
-      sql.all(
-        `SELECT t.kind, t.tenant, t.subject, o.roles, o.tenant AS operator_tenant, o.disabled_at
+    const rows = await this.#sql((db) =>
+      db.all(sql`SELECT t.kind, t.tenant, t.subject, o.roles, o.tenant AS operator_tenant, o.disabled_at
            FROM countersign_api_tokens t LEFT JOIN countersign_operators o ON t.kind = 'operator' AND o.email = t.subject
-          WHERE t.token_hash = ? AND t.revoked_at IS NULL`,
-        [secretHash('token', token)],
-      ),
+          WHERE t.token_hash = ${secretHash('token', token)} AND t.revoked_at IS NULL`),
     );
     const row = rows[0];
     if (!row) return undefined;
@@ -474,13 +473,12 @@ export class PrincipalDirectory {
       input.device !== undefined && looksLikeSecret(input.device) && input.device.startsWith('cs_dev_')
         ? secretHash('device', input.device)
         : undefined;
-    const reserved = await this.#sql(async (sql) => {
+    const reserved = await this.#sql(async (db) => {
       const trusted =
         deviceHash !== undefined &&
         (
-          await sql.all(
-            'SELECT email FROM countersign_login_devices WHERE device_hash = ? AND email = ? AND created_at > ?',
-            [deviceHash, email, now - this.#deviceMs],
+          await db.all(
+            sql`SELECT email FROM countersign_login_devices WHERE device_hash = ${deviceHash} AND email = ${email} AND created_at > ${now - this.#deviceMs}`,
           )
         ).length === 1;
       const keys = trusted
@@ -489,13 +487,12 @@ export class PrincipalDirectory {
             { key: `account:${email}`, max: this.#limit.perAccount },
             { key: `client:${input.client.slice(0, 100)}`, max: this.#limit.perClient },
           ];
-      return reserveAttempt(sql, keys, now, windowMs);
+      return reserveAttempt(db, keys, now, windowMs);
     });
     if (reserved.kind === 'rate_limited') return reserved;
-    const rows = await this.#sql((sql) =>
-      sql.all(
-        'SELECT tenant, password_hash, roles FROM countersign_operators WHERE email = ? AND disabled_at IS NULL',
-        [email],
+    const rows = await this.#sql((db) =>
+      db.all(
+        sql`SELECT tenant, password_hash, roles FROM countersign_operators WHERE email = ${email} AND disabled_at IS NULL`,
       ),
     );
     const row = rows[0];
@@ -503,27 +500,26 @@ export class PrincipalDirectory {
     // so the answer's timing does not tell which emails exist or sign in through a provider.
     const stored = row ? text(row['password_hash']) : NO_PASSWORD;
     const ok =
-      (await verifyPassword(input.password, stored === NO_PASSWORD ? DUMMY_PASSWORD_HASH : stored)) &&
+      (await verifyPassword(input.password, stored === NO_PASSWORD ? this.#dummyHash : stored)) &&
       stored !== NO_PASSWORD;
     // A failure keeps the slot it reserved: that slot is the failure count.
     if (!ok || !row) return { kind: 'invalid_credentials' };
     const sessionId = newSecret('session');
     const deviceId = newSecret('device');
     const tenant = text(row['tenant']);
-    await this.#sql(async (sql) => {
-      await releaseAttempt(sql, reserved.reservation);
+    await this.#sql(async (db) => {
+      await releaseAttempt(db, reserved.reservation);
       if (deviceHash !== undefined)
-        await sql.run('DELETE FROM countersign_login_devices WHERE device_hash = ?', [deviceHash]);
-      await sql.run('DELETE FROM countersign_login_devices WHERE created_at <= ?', [now - this.#deviceMs]);
-      await sql.run(
-        'INSERT INTO countersign_login_devices (device_hash, email, created_at) VALUES (?, ?, ?)',
-        [secretHash('device', deviceId), email, now],
+        await db.run(sql`DELETE FROM countersign_login_devices WHERE device_hash = ${deviceHash}`);
+      await db.run(sql`DELETE FROM countersign_login_devices WHERE created_at <= ${now - this.#deviceMs}`);
+      await db.run(
+        sql`INSERT INTO countersign_login_devices (device_hash, email, created_at) VALUES (${secretHash('device', deviceId)}, ${email}, ${now})`,
       );
-      await this.#openSession(sql, { sessionId, tenant, email, now, previous: input.previousSessionId });
+      await this.#openSession(db, { sessionId, tenant, email, now, previous: input.previousSessionId });
     });
     // On its own: a range delete inside the transaction above, which holds this attempt's
     // counter rows, could wait in a cycle with another sign-in's reservation.
-    await this.#sql((sql) => forgetExpired(sql, now, windowMs));
+    await this.#sql((db) => forgetExpired(db, now, windowMs));
     const session: ConsoleSession = {
       actor: operatorActor(email, tenant, text(row['roles'])),
       email,
@@ -542,13 +538,11 @@ export class PrincipalDirectory {
     if (!looksLikeSecret(sessionId) || !sessionId.startsWith('cs_sess_')) return undefined;
     const hash = secretHash('session', sessionId);
     const now = this.#clock.now();
-    return this.#sql(async (sql) => {
-      const rows = await sql.all(
-        `SELECT s.tenant, s.email, s.created_at, s.last_seen_at, o.roles, o.tenant AS operator_tenant, o.disabled_at
+    return this.#sql(async (db) => {
+      const rows =
+        await db.all(sql`SELECT s.tenant, s.email, s.created_at, s.last_seen_at, o.roles, o.tenant AS operator_tenant, o.disabled_at
            FROM countersign_sessions s LEFT JOIN countersign_operators o ON o.email = s.email
-          WHERE s.session_hash = ?`,
-        [hash],
-      );
+          WHERE s.session_hash = ${hash}`);
       const row = rows[0];
       if (!row) return undefined;
       const createdAt = num(row['created_at']);
@@ -562,11 +556,11 @@ export class PrincipalDirectory {
         row['disabled_at'] === null &&
         row['operator_tenant'] === tenant;
       if (!live) {
-        await sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [hash]);
+        await db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${hash}`);
         return undefined;
       }
       if (now - lastSeen >= TOUCH_EVERY_MS)
-        await sql.run('UPDATE countersign_sessions SET last_seen_at = ? WHERE session_hash = ?', [now, hash]);
+        await db.run(sql`UPDATE countersign_sessions SET last_seen_at = ${now} WHERE session_hash = ${hash}`);
       const email = text(row['email']);
       return {
         actor: operatorActor(email, tenant, text(row['roles'])),
@@ -601,12 +595,11 @@ export class PrincipalDirectory {
     if (!EMAIL.test(claimed)) return { kind: 'email_taken' };
     const sessionId = newSecret('session');
     const result = await this.#sql(
-      async (sql): Promise<ProviderSignInResult | { email: string; provisioned: boolean }> => {
-        const tenant = await sql.all('SELECT id FROM countersign_tenants WHERE id = ?', [input.tenant]);
+      async (db): Promise<ProviderSignInResult | { email: string; provisioned: boolean }> => {
+        const tenant = await db.all(sql`SELECT id FROM countersign_tenants WHERE id = ${input.tenant}`);
         if (tenant.length === 0) return { kind: 'unknown_tenant' };
-        const known = await sql.all(
-          'SELECT email FROM countersign_oidc_identities WHERE issuer = ? AND subject = ?',
-          [input.issuer, input.subject],
+        const known = await db.all(
+          sql`SELECT email FROM countersign_oidc_identities WHERE issuer = ${input.issuer} AND subject = ${input.subject}`,
         );
         let email: string;
         let provisioned = false;
@@ -614,33 +607,28 @@ export class PrincipalDirectory {
           email = text(known[0]['email']);
         } else {
           email = claimed;
-          const added = await sql.run(
-            'INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (email) DO NOTHING',
-            [email, input.tenant, NO_PASSWORD, roles.join(','), now],
+          const added = await db.run(
+            sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (${email}, ${input.tenant}, ${NO_PASSWORD}, ${roles.join(',')}, ${now}, NULL) ON CONFLICT (email) DO NOTHING`,
           );
           if (added.changes !== 1) return { kind: 'email_taken' };
-          await sql.run(
-            'INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
-            [input.issuer, input.subject, email, now, now],
+          await db.run(
+            sql`INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (${input.issuer}, ${input.subject}, ${email}, ${now}, ${now}) ON CONFLICT DO NOTHING`,
           );
           provisioned = true;
         }
-        const operator = await sql.all('SELECT disabled_at FROM countersign_operators WHERE email = ?', [
-          email,
-        ]);
+        const operator = await db.all(
+          sql`SELECT disabled_at FROM countersign_operators WHERE email = ${email}`,
+        );
         if (!operator[0]) return { kind: 'email_taken' };
         if (operator[0]['disabled_at'] !== null && operator[0]['disabled_at'] !== undefined)
           return { kind: 'disabled' };
-        await sql.run('UPDATE countersign_operators SET tenant = ?, roles = ? WHERE email = ?', [
-          input.tenant,
-          roles.join(','),
-          email,
-        ]);
-        await sql.run(
-          'UPDATE countersign_oidc_identities SET signed_in_at = ? WHERE issuer = ? AND subject = ?',
-          [now, input.issuer, input.subject],
+        await db.run(
+          sql`UPDATE countersign_operators SET tenant = ${input.tenant}, roles = ${roles.join(',')} WHERE email = ${email}`,
         );
-        await this.#openSession(sql, {
+        await db.run(
+          sql`UPDATE countersign_oidc_identities SET signed_in_at = ${now} WHERE issuer = ${input.issuer} AND subject = ${input.subject}`,
+        );
+        await this.#openSession(db, {
           sessionId,
           tenant: input.tenant,
           email,
@@ -662,19 +650,18 @@ export class PrincipalDirectory {
 
   /** Whether an operator signs in through an OpenID provider (bound to an identity of `issuer`). */
   async isProviderOperator(email: string, issuer: string): Promise<boolean> {
-    const rows = await this.#sql((sql) =>
-      sql.all('SELECT subject FROM countersign_oidc_identities WHERE email = ? AND issuer = ?', [
-        normalizeEmail(email),
-        issuer,
-      ]),
+    const rows = await this.#sql((db) =>
+      db.all(
+        sql`SELECT subject FROM countersign_oidc_identities WHERE email = ${normalizeEmail(email)} AND issuer = ${issuer}`,
+      ),
     );
     return rows.length > 0;
   }
 
   /** Ends a session (logout). */
   async endSession(sessionId: string): Promise<void> {
-    await this.#sql((sql) =>
-      sql.run('DELETE FROM countersign_sessions WHERE session_hash = ?', [secretHash('session', sessionId)]),
+    await this.#sql((db) =>
+      db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${secretHash('session', sessionId)}`),
     );
   }
 }

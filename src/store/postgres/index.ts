@@ -1,6 +1,5 @@
 export { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations.js';
 export type { PgPool, PgPoolClient, PgQueryable, PgQueryResult } from './pg-driver.js';
-export { toPositional } from './positional-placeholders.js';
 export {
   type MigrationReport,
   PostgresStore,

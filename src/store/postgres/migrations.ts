@@ -1,9 +1,8 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+import type { SqlMigration } from '../sql/sql-store.js';
+
 /** One versioned schema migration of the PostgreSQL store: statements applied in one transaction. */
-export interface PostgresMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly statements: readonly string[];
-}
+export type PostgresMigration = SqlMigration;
 
 // Mirrors the SQLite schema (src/store/sqlite/migrations.ts) column for column: BIGINT for ms
 // timestamps, TEXT for JSON (canonical text, never jsonb: digests are recomputed from exactly the
@@ -119,5 +118,28 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       "CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending'",
       'CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id)',
     ],
+  },
+  {
+    version: 8,
+    name: 'recently changed proposals by status',
+    // The inbox's recent tab counts decided proposals changed since a time: without it, the count
+    // reads every decided proposal of the tenant from the table (bench:scale).
+    statements: [
+      'CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at)',
+    ],
+  },
+  {
+    version: 9,
+    name: 'review lookups by resource and by pending scope',
+    // The proposal page's Replaces / Replaced by and same-scope lookups (engine.related).
+    statements: [
+      'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
+      "CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending'",
+    ],
+  },
+  {
+    version: 10,
+    name: 'principal directory',
+    statements: DIRECTORY_TABLES,
   },
 ];

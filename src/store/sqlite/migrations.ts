@@ -1,3 +1,5 @@
+import { DIRECTORY_TABLES } from '../sql/directory-tables.js';
+
 /** Versioned schema migrations of the SQLite store. Never edit a released one: add the next. */
 export const SQLITE_MIGRATIONS: readonly {
   readonly version: number;
@@ -111,5 +113,28 @@ CREATE TABLE countersign_outbox (
 CREATE INDEX countersign_outbox_due ON countersign_outbox (next_at) WHERE status = 'pending';
 CREATE INDEX countersign_outbox_by_created ON countersign_outbox (tenant, created_at, id);
 `,
+  },
+  {
+    version: 8,
+    name: 'recently changed proposals by status',
+    // The inbox's recent tab counts decided proposals changed since a time: without it, the count
+    // reads every proposal of the tenant (bench:scale).
+    sql: `
+CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at);
+`,
+  },
+  {
+    version: 9,
+    name: 'review lookups by resource and by pending scope',
+    // The proposal page's Replaces / Replaced by and same-scope lookups (engine.related).
+    sql: `
+CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id);
+CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending';
+`,
+  },
+  {
+    version: 10,
+    name: 'principal directory',
+    sql: `${DIRECTORY_TABLES.join(';\n')};`,
   },
 ];

@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { Store } from '../../../src/index.js';
 import { openStore } from '../../../src/store/open-store.js';
+import { type TestPostgres, testPostgres } from '../../support/postgres.js';
 
 /** The backends every reliability suite runs on. */
 export type BackendName = 'sqlite' | 'postgres';
 
-/** Raw SQL on a backend's own connection, beside the store (`?` placeholders on both backends). */
+/** Raw SQL on a backend's own connection, beside the store (`?` placeholders on every backend). */
 export interface RawSql {
   run(sql: string, params?: readonly unknown[]): Promise<number>;
   all(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
@@ -20,7 +21,10 @@ export interface RawSql {
 /** One fresh, empty database of a backend: a SQLite file, or a PostgreSQL schema of its own. */
 export interface Backend {
   readonly name: BackendName;
-  /** What a child process is given to open the same store: a file path or a PostgreSQL URL. */
+  /**
+   * What a child process is given to open the same store: a file path or a PostgreSQL URL. The
+   * embedded PGlite lives in this process only: its location opens nothing elsewhere.
+   */
   readonly location: string;
   /** Opens (and migrates) a store on this database. */
   open(): Promise<Store>;
@@ -32,16 +36,31 @@ export interface Backend {
 
 const PG_URL = process.env['COUNTERSIGN_TEST_PG_URL'] || undefined;
 
-/** Why the PostgreSQL runs are skipped, or undefined when they run (they need a real server). */
+/**
+ * Why PostgreSQL runs that start other processes are skipped: without a server, PostgreSQL is
+ * the embedded PGlite, which lives in this process only. Undefined when they run.
+ */
 export const POSTGRES_UNAVAILABLE: string | undefined = PG_URL
   ? undefined
-  : 'COUNTERSIGN_TEST_PG_URL is not set';
+  : 'child processes need a server: COUNTERSIGN_TEST_PG_URL is not set (PGlite lives in this process)';
 
-/** The backends to run on, each with the reason it is skipped (if it is). */
+/** The backends of in-process suites: SQLite, and PostgreSQL (the server, or else embedded PGlite). */
 export const BACKENDS: readonly { readonly name: BackendName; readonly skip: string | undefined }[] = [
   { name: 'sqlite', skip: undefined },
-  { name: 'postgres', skip: POSTGRES_UNAVAILABLE },
+  { name: 'postgres', skip: undefined },
 ];
+
+/** The backends of suites whose work runs in child processes, each with the reason it is skipped (if it is). */
+export const PROCESS_BACKENDS: readonly { readonly name: BackendName; readonly skip: string | undefined }[] =
+  [
+    { name: 'sqlite', skip: undefined },
+    { name: 'postgres', skip: POSTGRES_UNAVAILABLE },
+  ];
+
+/** True when PostgreSQL runs on the embedded PGlite (no server given): slower, in this process only. */
+export const EMBEDDED_POSTGRES = PG_URL === undefined;
+
+let embedded: TestPostgres | undefined;
 
 /** Opens the store at a location: a PostgreSQL URL (`?schema=` honoured), or else a SQLite file path. Not migrated. */
 export function openStoreAt(location: string): Promise<Store> {
@@ -101,7 +120,7 @@ export async function createBackend(name: BackendName): Promise<Backend> {
       dispose: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  if (!PG_URL) throw new Error(`PostgreSQL is unavailable: ${POSTGRES_UNAVAILABLE}`);
+  if (!PG_URL) return embeddedBackend(dir);
   // A schema of its own per database made here: parallel files and cases never meet.
   const schema = `cs_rel_${randomBytes(6).toString('hex')}`;
   const url = new URL(PG_URL);
@@ -133,4 +152,30 @@ export async function createBackend(name: BackendName): Promise<Backend> {
 export function scratchDir(prefix: string): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), `countersign-${prefix}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** PostgreSQL in this process (PGlite): a schema of its own per database made here. */
+async function embeddedBackend(dir: string): Promise<Backend> {
+  embedded ??= testPostgres();
+  const pglite = embedded;
+  const schema = pglite.newSchema();
+  const pool = await pglite.embeddedPool!(schema);
+  return {
+    name: 'postgres',
+    location: `pglite:${schema}`,
+    open: async () => {
+      const store = await pglite.store({ schema });
+      await store.migrate();
+      return store;
+    },
+    sql: async () => ({
+      run: async (sql, params = []) => (await pool.query(numbered(sql), [...params])).rowCount ?? 0,
+      all: async (sql, params = []) => (await pool.query(numbered(sql), [...params])).rows,
+      close: async () => {},
+    }),
+    dispose: async () => {
+      rmSync(dir, { recursive: true, force: true });
+      await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    },
+  };
 }

@@ -22,6 +22,12 @@ import { ManualClock, tempDir } from '../../support/engine.js';
 import { deliveryAdmin } from '../../../src/notify/deliveries.js';
 import { notificationOutbox } from '../../../src/notify/outbox-writer.js';
 
+/**
+ * scrypt's cost for the operators tests add: 2^10 instead of production's 2^15, so that a suite
+ * hashing dozens of passwords takes milliseconds (test/server/password.test.ts holds the default).
+ */
+export const TEST_PASSWORD_COST = 2 ** 10;
+
 /** The roles each test tenant has an operator for. */
 export const ROLES = ['approver', 'viewer', 'admin'] as const;
 export type Role = (typeof ROLES)[number];
@@ -96,7 +102,11 @@ export async function serverHarness(
     ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
   });
-  const directory = new PrincipalDirectory(store, { clock, ...(options.directory ?? {}) });
+  const directory = new PrincipalDirectory(store, {
+    clock,
+    passwordCost: TEST_PASSWORD_COST,
+    ...(options.directory ?? {}),
+  });
   await directory.migrate();
   const tenants = {} as Record<'acme' | 'globex', TenantSecrets>;
   for (const tenant of ['acme', 'globex'] as const) {

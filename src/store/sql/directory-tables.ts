@@ -1,10 +1,12 @@
 /**
- * The principal directory's tables. Portable SQL only (`CREATE TABLE IF NOT EXISTS`, TEXT and
- * BIGINT, `?` placeholders), so the same statements run on SQLite and PostgreSQL and several
- * servers on one database share tenants, operators, tokens, sessions, login counters and
- * trusted devices. Tokens, session ids and device ids are stored only as SHA-256 hashes.
+ * The principal directory's tables (migration 8 on both dialects). Portable DDL only (TEXT and
+ * BIGINT), so the same statements run on SQLite and PostgreSQL and several servers on one
+ * database share tenants, operators, tokens, sessions, login counters and trusted devices.
+ * Tokens, session ids and device ids are stored only as SHA-256 hashes. `IF NOT EXISTS`: before
+ * this migration the directory created these tables itself, so a database made then already
+ * has them.
  */
-export const DIRECTORY_SCHEMA: readonly string[] = [
+export const DIRECTORY_TABLES: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS countersign_tenants (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,

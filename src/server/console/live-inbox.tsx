@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
 import { Hono } from 'hono';
-import { html } from 'hono/html';
-import type { HtmlEscapedString } from 'hono/utils/html';
 import type { AppEnv } from '../app-env.js';
 
 // Counts the proposals created since the page loaded (from GET /api/v1/events) and offers a
@@ -38,9 +36,19 @@ export const LIVE_INBOX_SCRIPT = Object.freeze({
  * (`script-src` allows nothing else). Empty until a proposal arrives, so without JavaScript the
  * page is unchanged.
  */
-export function liveInbox(nonce: string): HtmlEscapedString {
-  return html`<div id="live-inbox" class="live-inbox" aria-live="polite" aria-atomic="true" data-testid="live-inbox"></div>
-<script nonce="${nonce}" src="${LIVE_INBOX_SCRIPT.path}" defer></script>` as HtmlEscapedString;
+export function LiveInbox({ nonce }: { readonly nonce: string }) {
+  return (
+    <>
+      <div
+        id="live-inbox"
+        class="live-inbox"
+        aria-live="polite"
+        aria-atomic="true"
+        data-testid="live-inbox"
+      ></div>
+      <script nonce={nonce} src={LIVE_INBOX_SCRIPT.path} defer />
+    </>
+  );
 }
 
 /** Serves the live-update script at its hashed path (no session needed: it is public code). */

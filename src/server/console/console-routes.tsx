@@ -1,7 +1,5 @@
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import type { HtmlEscapedString } from 'hono/utils/html';
-import { html } from 'hono/html';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Engine } from '../../engine/create-engine.js';
 import { type Clock, type Logger, silentLogger } from '../../engine/engine-context.js';
@@ -30,9 +28,11 @@ import { listedFields } from './list-preview.js';
 import { inboxPage, inboxQueryErrorPage } from './pages/inbox-page.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
 import { mountSso } from './sso-routes.js';
-import { type Notice, proposalPage } from './pages/proposal-page.js';
-import { userText } from './render-text.js';
-import { STYLESHEET } from './stylesheet.js';
+import { type Notice, ProposalLink, proposalPage } from './pages/proposal-page.js';
+import { modelText } from './model-text.js';
+import { UserText } from './render-text.js';
+import type { Page } from './layout.js';
+import { STYLESHEET } from './console-stylesheet.js';
 
 /** What the console is wired from. */
 export interface ConsoleDependencies {
@@ -143,9 +143,17 @@ function refusalNotice(reason: DenialReason, message: string, next: Proposal | u
     resource_mismatch: 'Not approved: the proposal acts on another resource than the page showed.',
   };
   const body =
-    reason === 'superseded' && next
-      ? (html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it; review and approve that one.` as HtmlEscapedString)
-      : (html` ${userText(message)}.` as HtmlEscapedString);
+    reason === 'superseded' && next ? (
+      <>
+        {' '}
+        The new proposal <ProposalLink proposal={next} /> replaces it; review and approve that one.
+      </>
+    ) : (
+      <>
+        {' '}
+        <UserText text={message} />.
+      </>
+    );
   return { tone: 'bad', title: titles[reason] ?? 'Refused.', body, reason };
 }
 
@@ -162,7 +170,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   };
   const page = (
     c: Context<AppEnv>,
-    body: HtmlEscapedString,
+    body: Page,
     status: 200 | 400 | 401 | 403 | 404 | 409 | 422 | 429 | 502 = 200,
   ) => {
     c.header('Cache-Control', 'no-store');
@@ -201,11 +209,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const actor = session.actor;
     const proposal = await engine.get(actor.tenant, id);
     if (!proposal) throw new HttpProblem(404, 'not_found', 'no such proposal');
-    const [audit, previous, next] = await Promise.all([
+    const [audit, related] = await Promise.all([
       engine.timeline(actor.tenant, proposal.id),
-      proposal.supersedes ? engine.get(actor.tenant, proposal.supersedes) : undefined,
-      proposal.supersededBy ? engine.get(actor.tenant, proposal.supersededBy) : undefined,
+      engine.related(proposal),
     ]);
+    const previous = related.supersedes;
+    const next = related.supersededBy;
     const notices = [...(options.notices ?? [])];
     // The outcome of the form post that led here comes from a one-time cookie bound to this
     // session and proposal, never from the query string, and only while the stored state agrees.
@@ -219,7 +228,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         notices.push({
           tone: 'ok',
           title: `Saved as a new proposal with hash ${proposal.short}.`,
-          body: html` It supersedes <a href="/proposals/${previous.id}"><code>${previous.id}</code></a> <span class="hash small">${previous.short}</span>; approve this one to execute it.` as HtmlEscapedString,
+          body: (
+            <>
+              {' '}
+              It supersedes <ProposalLink proposal={previous} />; approve this one to execute it.
+            </>
+          ),
         });
     } else if (done === 'approved') {
       notices.push(approvedNotice(proposal.status));
@@ -238,7 +252,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       notices.push({
         tone: 'info',
         title: 'This proposal was edited.',
-        body: html` The new proposal <a href="/proposals/${next.id}"><code>${next.id}</code></a> <span class="hash small">${next.short}</span> replaces it.` as HtmlEscapedString,
+        body: (
+          <>
+            {' '}
+            The new proposal <ProposalLink proposal={next} /> replaces it.
+          </>
+        ),
       });
     }
     const operation = engine.operations.get(proposal.operation);
@@ -258,11 +277,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           reconcile: engine.mayDecide(actor, proposal, 'reconcile'),
         },
         editFields: operation ? editFields(operation) : [],
-        handback: handbackText(engine, proposal),
+        handback: modelText(handbackText(engine, proposal)),
         notices,
         runMatches,
-        previous,
-        next,
+        related,
+        operation,
       }),
       options.status ?? 200,
     );
@@ -672,7 +691,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           {
             tone: 'bad',
             title: 'The edit was not saved.',
-            body: html` ${userText(result.modelMessage)}` as HtmlEscapedString,
+            body: (
+              <>
+                {' '}
+                <UserText text={modelText(result.modelMessage)} />
+              </>
+            ),
             reason: result.reason,
           },
         ],

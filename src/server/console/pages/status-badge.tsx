@@ -1,5 +1,3 @@
-import { html } from 'hono/html';
-import type { HtmlEscapedString } from 'hono/utils/html';
 import type { ProposalStatus } from '../../../store/records.js';
 
 const LABELS: Readonly<Record<ProposalStatus, string>> = {
@@ -15,6 +13,11 @@ const LABELS: Readonly<Record<ProposalStatus, string>> = {
 };
 
 /** A coloured status pill. */
-export function statusBadge(status: ProposalStatus): HtmlEscapedString {
-  return html`<span class="badge ${status}">${LABELS[status]}</span>` as HtmlEscapedString;
+export function StatusBadge({ status }: { readonly status: ProposalStatus }) {
+  return <span class={`badge ${status}`}>{LABELS[status]}</span>;
+}
+
+/** {@link StatusBadge} as a function, for places that build children in code. */
+export function statusBadge(status: ProposalStatus) {
+  return <StatusBadge status={status} />;
 }

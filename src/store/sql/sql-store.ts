@@ -1,0 +1,412 @@
+import type { ChainHead } from '../../audit/event.js';
+import type { LocalTransaction } from '../../operation/define-operation.js';
+import { assertStorable } from '../postgres/unstorable-value-error.js';
+import type {
+  ApprovalRecord,
+  AttemptPatch,
+  AttemptRecord,
+  AttemptStatus,
+  GrantRecord,
+  ProposalPatch,
+  ProposalRecord,
+} from '../records.js';
+import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
+import {
+  APPROVAL_COLUMNS,
+  ATTEMPT_COLUMNS,
+  AUDIT_COLUMNS,
+  columnOf,
+  fromRow,
+  GRANT_COLUMNS,
+  PROPOSAL_COLUMNS,
+  toRow,
+} from '../sql-columns.js';
+import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
+import { GRANT_SQL } from '../sql-grants.js';
+import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
+import type {
+  AuditQuery,
+  ProposalCountQuery,
+  ProposalFilter,
+  ProposalQuery,
+  Store,
+  StoreCapabilities,
+  StoreReader,
+  StoreTransaction,
+} from '../store.js';
+import type { SqlDriver, SqlSession } from './driver.js';
+import { type SqlQuery, sql, valuesStatement } from './sql.js';
+
+/** One versioned schema migration: statements (scripts on SQLite) applied in one transaction. */
+export interface SqlMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+/** What `migrateWithReport()` did. */
+export interface MigrationReport {
+  readonly applied: readonly { readonly version: number; readonly name: string }[];
+  readonly alreadyApplied: readonly { readonly version: number; readonly name: string }[];
+}
+
+const columnsOf = (columns: readonly (readonly [string, string])[]) => columns.map(([, c]) => c);
+const PROPOSAL_COLS = columnsOf(PROPOSAL_COLUMNS);
+const ATTEMPT_COLS = columnsOf(ATTEMPT_COLUMNS);
+const AUDIT_COLS = columnsOf(AUDIT_COLUMNS);
+const GRANT_COLS = columnsOf(GRANT_COLUMNS);
+const APPROVAL_COLS = columnsOf(APPROVAL_COLUMNS);
+const insertInto = (table: string, columns: readonly string[]) =>
+  valuesStatement(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (`, columns.length, ')');
+const INSERT_PROPOSAL = insertInto('countersign_proposals', PROPOSAL_COLS);
+const INSERT_ATTEMPT = insertInto('countersign_attempts', ATTEMPT_COLS);
+const INSERT_AUDIT = insertInto('countersign_audit_events', AUDIT_COLS);
+
+/**
+ * The one SQL store: every statement of the {@link Store} contract written once (the `sql` tag),
+ * over a {@link SqlDriver} that runs it on SQLite, PostgreSQL or PGlite. What differs between
+ * dialects is asked of the driver's capability flags, never of its name.
+ */
+export class SqlStore implements Store {
+  readonly capabilities: StoreCapabilities;
+  readonly #driver: SqlDriver;
+  readonly #migrations: readonly SqlMigration[];
+
+  constructor(driver: SqlDriver, migrations: readonly SqlMigration[]) {
+    this.#driver = driver;
+    this.#migrations = migrations;
+    this.capabilities = Object.freeze({ name: driver.name, multiProcess: driver.capabilities.multiProcess });
+  }
+
+  /** Applies pending migrations in one transaction. Safe to call on every start, from many instances at once. */
+  async migrate(): Promise<void> {
+    await this.migrateWithReport();
+  }
+
+  /**
+   * Like `migrate()`, and says what it did: the migrations applied now and those already there.
+   * Used by `countersign migrate`.
+   */
+  migrateWithReport(): Promise<MigrationReport> {
+    return this.#driver.transaction(async (session) => {
+      await this.#driver.beforeMigrations(session);
+      await session.exec(
+        'CREATE TABLE IF NOT EXISTS countersign_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+      );
+      const present = new Set(
+        (await session.all(sql`SELECT version FROM countersign_migrations`)).map((r) => Number(r['version'])),
+      );
+      const applied: { version: number; name: string }[] = [];
+      for (const m of this.#migrations) {
+        if (present.has(m.version)) continue;
+        for (const statement of m.statements) await session.exec(statement);
+        await session.run(
+          sql`INSERT INTO countersign_migrations (version, name, applied_at) VALUES (${m.version}, ${m.name}, ${Date.now()})`,
+        );
+        applied.push({ version: m.version, name: m.name });
+      }
+      return {
+        applied,
+        alreadyApplied: this.#migrations
+          .filter((m) => present.has(m.version))
+          .map((m) => ({ version: m.version, name: m.name })),
+      };
+    });
+  }
+
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    return this.#driver.transaction(async (session) => {
+      const tx = new SqlTransaction(session, this.#driver);
+      const result = await fn(tx);
+      await tx.writeHeads();
+      return result;
+    });
+  }
+
+  read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
+    return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver)));
+  }
+
+  close(): Promise<void> {
+    return this.#driver.close();
+  }
+}
+
+const proposalOf = (row: Record<string, unknown>) => fromRow<ProposalRecord>(PROPOSAL_COLUMNS, row);
+const attemptOf = (row: Record<string, unknown>) => fromRow<AttemptRecord>(ATTEMPT_COLUMNS, row);
+const grantOf = (row: Record<string, unknown>) => fromRow<GrantRecord>(GRANT_COLUMNS, row);
+const approvalOf = (row: Record<string, unknown>) => fromRow<ApprovalRecord>(APPROVAL_COLUMNS, row);
+const headOf = (row: Record<string, unknown> | undefined): ChainHead | undefined =>
+  row && Number(row['seq']) > 0
+    ? { seq: Number(row['seq']), chainHash: String(row['chain_hash']) }
+    : undefined;
+
+/** `column = value, …` of the fields a patch sets (undefined fields are left alone). */
+function assignments(
+  fieldColumns: readonly (readonly [string, string])[],
+  patch: object,
+): { sets: SqlQuery[]; columns: string[]; values: unknown[] } {
+  const sets: SqlQuery[] = [];
+  const columns: string[] = [];
+  const values: unknown[] = [];
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    const column = columnOf(fieldColumns, field);
+    sets.push(sql`${sql.raw(column)} = ${value}`);
+    columns.push(column);
+    values.push(value);
+  }
+  return { sets, columns, values };
+}
+
+/** One store transaction (or read) on one driver session. */
+class SqlTransaction implements StoreTransaction {
+  readonly local: LocalTransaction;
+  readonly #s: SqlSession;
+  readonly #anyText: boolean;
+  readonly #rowLocks: boolean;
+  readonly #preview: SqlDriver['preview'];
+  // Chain heads this transaction has read (null: none yet) or advanced; written before commit.
+  readonly #heads = new Map<string, ChainHead | null>();
+  readonly #advanced = new Set<string>();
+
+  constructor(session: SqlSession, driver: SqlDriver) {
+    this.#s = session;
+    this.#anyText = driver.capabilities.anyText;
+    this.#rowLocks = driver.capabilities.rowLocks;
+    this.#preview = driver.preview;
+    this.local = {
+      run: async (query, params = []) => ({
+        changes: (typeof query === 'string'
+          ? await session.native(query, params, 'changes')
+          : await session.run(query)
+        ).changes,
+      }),
+      all: async (query, params = []) =>
+        typeof query === 'string' ? (await session.native(query, params, 'rows')).rows : session.all(query),
+    };
+  }
+
+  // Where text cannot hold NUL (PostgreSQL), no stored key holds one (writes refuse it): a lookup
+  // by such a key matches nothing, as where it can, instead of failing the request.
+  #unmatchable(...keys: readonly (string | undefined)[]): boolean {
+    return !this.#anyText && keys.some((k) => k?.includes('\u0000'));
+  }
+
+  #storable(table: string, columns: readonly string[], values: readonly unknown[]): void {
+    if (!this.#anyText) assertStorable(table, columns, values);
+  }
+
+  async #one(query: SqlQuery): Promise<Record<string, unknown> | undefined> {
+    return (await this.#s.all(query))[0];
+  }
+
+  async insertProposal(record: ProposalRecord): Promise<void> {
+    const row = toRow(PROPOSAL_COLUMNS, record);
+    this.#storable('countersign_proposals', PROPOSAL_COLS, row);
+    await this.#s.run(INSERT_PROPOSAL(row));
+  }
+
+  async getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined> {
+    if (this.#unmatchable(tenant, id)) return undefined;
+    const row = await this.#one(
+      sql`SELECT * FROM countersign_proposals WHERE tenant = ${tenant} AND id = ${id}`,
+    );
+    return row ? proposalOf(row) : undefined;
+  }
+
+  async listProposals(tenant: string, query: ProposalQuery): Promise<ProposalRecord[]> {
+    if (this.#unmatchable(tenant, query.search, query.operation, query.requestedBy, query.runId)) return [];
+    return (await this.#s.all(listProposalsSql(tenant, query, this.#preview))).map(proposalOf);
+  }
+
+  async countMatchingProposals(tenant: string, filter: ProposalFilter): Promise<number> {
+    if (this.#unmatchable(tenant, filter.search, filter.operation, filter.requestedBy, filter.runId))
+      return 0;
+    return Number((await this.#one(countMatchingSql(tenant, filter, this.#preview)))?.['n'] ?? 0);
+  }
+
+  async updateProposal(
+    tenant: string,
+    id: string,
+    expected: { readonly status: ProposalRecord['status']; readonly attempt?: number },
+    patch: ProposalPatch,
+  ): Promise<boolean> {
+    const { sets, columns, values } = assignments(PROPOSAL_COLUMNS, patch);
+    if (sets.length === 0) throw new Error('updateProposal: empty patch');
+    this.#storable('countersign_proposals', columns, values);
+    const attempt =
+      expected.attempt === undefined ? sql.empty : sql` AND current_attempt = ${expected.attempt}`;
+    const { changes } = await this.#s.run(
+      sql`UPDATE countersign_proposals SET ${sql.join(sets)} WHERE tenant = ${tenant} AND id = ${id} AND status = ${expected.status}${attempt}`,
+    );
+    return changes === 1;
+  }
+
+  async countProposals(tenant: string, query: ProposalCountQuery) {
+    return proposalCountsOf(await this.#one(countProposalsSql(tenant, query)));
+  }
+
+  async listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]> {
+    const rows = await this.#s.all(
+      sql`SELECT tenant, id FROM countersign_proposals WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`,
+    );
+    return rows.map((r) => ({ tenant: String(r['tenant']), id: String(r['id']) }));
+  }
+
+  async insertAttempt(record: AttemptRecord): Promise<void> {
+    const row = toRow(ATTEMPT_COLUMNS, record);
+    this.#storable('countersign_attempts', ATTEMPT_COLS, row);
+    await this.#s.run(INSERT_ATTEMPT(row));
+  }
+
+  async getAttempt(tenant: string, id: string): Promise<AttemptRecord | undefined> {
+    if (this.#unmatchable(tenant, id)) return undefined;
+    const row = await this.#one(
+      sql`SELECT * FROM countersign_attempts WHERE tenant = ${tenant} AND id = ${id}`,
+    );
+    return row ? attemptOf(row) : undefined;
+  }
+
+  async listAttempts(tenant: string, proposalId: string): Promise<AttemptRecord[]> {
+    if (this.#unmatchable(tenant, proposalId)) return [];
+    const rows = await this.#s.all(
+      sql`SELECT * FROM countersign_attempts WHERE tenant = ${tenant} AND proposal_id = ${proposalId} ORDER BY number`,
+    );
+    return rows.map(attemptOf);
+  }
+
+  async updateAttempt(
+    tenant: string,
+    id: string,
+    expectedStatus: AttemptStatus,
+    patch: AttemptPatch,
+    expected: { readonly leaseBefore?: number } = {},
+  ): Promise<boolean> {
+    const { sets, columns, values } = assignments(ATTEMPT_COLUMNS, patch);
+    if (sets.length === 0) throw new Error('updateAttempt: empty patch');
+    this.#storable('countersign_attempts', columns, values);
+    const lease =
+      expected.leaseBefore === undefined ? sql.empty : sql` AND lease_until < ${expected.leaseBefore}`;
+    const { changes } = await this.#s.run(
+      sql`UPDATE countersign_attempts SET ${sql.join(sets)} WHERE tenant = ${tenant} AND id = ${id} AND status = ${expectedStatus}${lease}`,
+    );
+    return changes === 1;
+  }
+
+  async listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]> {
+    const rows = await this.#s.all(
+      sql`SELECT * FROM countersign_attempts WHERE status = 'executing' AND lease_until < ${now} ORDER BY lease_until LIMIT ${limit}`,
+    );
+    return rows.map(attemptOf);
+  }
+
+  async insertGrant(record: GrantRecord): Promise<void> {
+    const row = toRow(GRANT_COLUMNS, record);
+    this.#storable('countersign_grants', GRANT_COLS, row);
+    await this.#s.run(GRANT_SQL.insert(row));
+  }
+
+  async getGrant(tenant: string, id: string): Promise<GrantRecord | undefined> {
+    if (this.#unmatchable(tenant, id)) return undefined;
+    const row = await this.#one(GRANT_SQL.get(tenant, id));
+    return row ? grantOf(row) : undefined;
+  }
+
+  async listGrants(tenant: string, query: { readonly subject?: string; readonly limit: number }) {
+    if (this.#unmatchable(tenant, query.subject)) return [];
+    const rows = await this.#s.all(
+      query.subject === undefined
+        ? GRANT_SQL.list(tenant, query.limit)
+        : GRANT_SQL.listBySubject(tenant, query.subject, query.limit),
+    );
+    return rows.map(grantOf);
+  }
+
+  async spendGrant(tenant: string, id: string, spend: { readonly amount: number; readonly now: number }) {
+    return (await this.#s.run(GRANT_SQL.spend(tenant, id, spend))).changes === 1;
+  }
+
+  async revokeGrant(tenant: string, id: string, revoke: { readonly by: string; readonly now: number }) {
+    this.#storable('countersign_grants', ['revoked_by'], [revoke.by]);
+    return (await this.#s.run(GRANT_SQL.revoke(tenant, id, revoke))).changes === 1;
+  }
+
+  async insertApproval(record: ApprovalRecord): Promise<boolean> {
+    const row = toRow(APPROVAL_COLUMNS, record);
+    this.#storable('countersign_approvals', APPROVAL_COLS, row);
+    return (await this.#s.run(GRANT_SQL.insertApproval(row))).changes === 1;
+  }
+
+  async listApprovals(tenant: string, proposalId: string): Promise<ApprovalRecord[]> {
+    if (this.#unmatchable(tenant, proposalId)) return [];
+    return (await this.#s.all(GRANT_SQL.listApprovals(tenant, proposalId))).map(approvalOf);
+  }
+
+  /**
+   * Reads a tenant's chain head once per transaction. Where rows lock (PostgreSQL), the head row
+   * is locked until COMMIT, which serializes appends per tenant; the first append creates it
+   * (concurrent creators wait on the conflict, then lock the row the winner made). SQLite's
+   * write transaction already holds the database.
+   */
+  async #lockHead(tenant: string): Promise<ChainHead | null> {
+    if (!this.#rowLocks)
+      return (
+        headOf(
+          await this.#one(sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}`),
+        ) ?? null
+      );
+    const lock = () =>
+      this.#one(sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`);
+    let row = await lock();
+    if (row === undefined) {
+      await this.#s.run(
+        sql`INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (${tenant}, 0, '') ON CONFLICT (tenant) DO NOTHING`,
+      );
+      row = await lock();
+    }
+    return headOf(row) ?? null;
+  }
+
+  async appendAudit(tenant: string, build: Parameters<StoreTransaction['appendAudit']>[1]) {
+    let current = this.#heads.get(tenant);
+    if (current === undefined) current = await this.#lockHead(tenant);
+    const event = build(current ?? undefined);
+    if (event.tenant !== tenant)
+      throw new Error(`appendAudit: an event of ${event.tenant} built for the chain of ${tenant}`);
+    const row = auditRow(event);
+    this.#storable('countersign_audit_events', AUDIT_COLS, row);
+    await this.#s.run(INSERT_AUDIT(row));
+    this.#heads.set(tenant, { seq: event.seq, chainHash: event.chainHash });
+    this.#advanced.add(tenant);
+    return event;
+  }
+
+  /** Writes the chain heads this transaction advanced, once each, just before the commit. */
+  async writeHeads(): Promise<void> {
+    for (const tenant of this.#advanced) {
+      const head = this.#heads.get(tenant)!;
+      await this.#s.run(
+        sql`INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (${tenant}, ${head.seq}, ${head.chainHash}) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash`,
+      );
+    }
+  }
+
+  async listAudit(tenant: string, query: AuditQuery) {
+    if (this.#unmatchable(tenant, query.proposalId)) return [];
+    return (await this.#s.all(auditPageSql(tenant, query))).map(auditFromRow);
+  }
+
+  async auditHead(tenant: string): Promise<ChainHead | undefined> {
+    const known = this.#heads.get(tenant);
+    if (known !== undefined) return known ?? undefined;
+    return headOf(
+      await this.#one(sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}`),
+    );
+  }
+
+  async auditTenants(): Promise<string[]> {
+    const rows = await this.#s.all(sql`SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant`);
+    return rows.map((r) => String(r['tenant']));
+  }
+}

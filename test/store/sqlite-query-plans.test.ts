@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { FINAL_STATUSES } from '../../src/index.js';
+import { auditPageSql } from '../../src/store/sql-audit.js';
+import type { SqlQuery } from '../../src/store/sql/sql.js';
+import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+
+// SQLite plans without statistics (a store never runs ANALYZE), so they are the same on an empty
+// database as on a large one: each of these reads what it returns, not the tenant's whole history.
+// bench:scale measures the same paths at 10⁶ proposals.
+
+let store: SqliteStore | undefined;
+afterEach(async () => {
+  await store?.close();
+  store = undefined;
+});
+
+async function planOf(query: SqlQuery): Promise<string[]> {
+  store = new SqliteStore({ path: ':memory:' });
+  await store.migrate();
+  const { text, values } = query.render('sqlite');
+  return (store.database.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]).map(
+    (r) => r.detail,
+  );
+}
+
+describe('SQLite query plans of the inbox and the proposal page', () => {
+  it('lists the first pending page from the status index, in index order', async () => {
+    const plan = await planOf(listProposalsSql('acme', { status: 'pending', limit: 51 }, SQLITE_PREVIEW_SQL));
+    expect(plan).toEqual([
+      'SEARCH countersign_proposals USING INDEX countersign_proposals_by_status (tenant=? AND status=?)',
+    ]);
+  });
+
+  it('counts the recent tab from (tenant, status, updated_at), not by reading every proposal of the tenant', async () => {
+    const plan = await planOf(
+      countMatchingSql(
+        'acme',
+        { status: [...FINAL_STATUSES, 'executing'], updatedSince: 1_000 },
+        SQLITE_PREVIEW_SQL,
+      ),
+    );
+    expect(plan).toEqual([
+      'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_status_updated (tenant=? AND status=? AND updated_at>?)',
+    ]);
+  });
+
+  it('counts a status tab from an index alone', async () => {
+    const plan = await planOf(countMatchingSql('acme', { status: 'pending' }, SQLITE_PREVIEW_SQL));
+    expect(plan).toHaveLength(1);
+    expect(plan[0]).toMatch(
+      /^SEARCH countersign_proposals USING COVERING INDEX \S+ \(tenant=\? AND status=\?\)$/,
+    );
+  });
+
+  it("reads one proposal's audit events through (tenant, proposal_id, seq), not the tenant's whole chain", async () => {
+    const plan = await planOf(
+      auditPageSql('acme', {
+        proposalId: 'prp_a',
+        afterSeq: 0,
+        limit: 1000,
+        exceptSteps: ['denied', 'replayed'],
+      }),
+    );
+    expect(plan).toContain(
+      'SEARCH countersign_audit_events USING COVERING INDEX countersign_audit_by_proposal (tenant=? AND proposal_id=? AND seq>?)',
+    );
+    expect(plan).toContain('SEARCH countersign_audit_events USING PRIMARY KEY (tenant=? AND seq=?)');
+    expect(plan.filter((line) => /\bSCAN\b|TEMP B-TREE|\(tenant=\? AND seq>\?\)/.test(line))).toEqual([]);
+  });
+});
