@@ -1,10 +1,10 @@
 import { createHash, createHmac } from 'node:crypto';
 import { canonicalize } from '../canonical/canonicalize.js';
+import { sha256Hex } from '../canonical/digest.js';
 import type { AuditEvent, AuditEventDraft, ChainHead } from './event.js';
 
 // Leaf and node hashes are domain-separated as in Certificate Transparency (RFC 6962): a leaf is
 // hashed with a 0x00 prefix, a chain link with 0x01, so no event can pose as a link or vice versa.
-const LEAF = Buffer.from([0x00]);
 const NODE = Buffer.from([0x01]);
 /** The chain hash before a tenant's first event. */
 export const GENESIS = '0'.repeat(64);
@@ -32,11 +32,20 @@ export function eventBody(
 
 /** SHA-256 of 0x00 ‖ canonical event body. */
 export function leafHash(body: Record<string, unknown>): string {
-  return createHash('sha256').update(LEAF).update(canonicalize(body), 'utf8').digest('hex');
+  // Canonical text is well-formed UTF-16, so '\0' + text is exactly the bytes 0x00 ‖ UTF-8(text).
+  return sha256Hex(`\u0000${canonicalize(body)}`);
 }
 
 /** SHA-256 of 0x01 ‖ previous chain hash ‖ leaf hash (both as raw bytes). */
 export function linkHash(previous: string, leaf: string): string {
+  if (previous.length === 64 && leaf.length === 64) {
+    // One buffer and a one-shot hash; `write` decodes hex exactly as Buffer.from does.
+    const bytes = Buffer.allocUnsafe(65);
+    bytes[0] = 0x01;
+    const first = bytes.write(previous, 1, 'hex');
+    const second = bytes.write(leaf, 1 + first, 'hex');
+    return sha256Hex(bytes.subarray(0, 1 + first + second));
+  }
   return createHash('sha256')
     .update(NODE)
     .update(Buffer.from(previous, 'hex'))
@@ -57,14 +66,27 @@ export function chainEvent(
   sealKey: string | Uint8Array | undefined,
 ): AuditEvent {
   const seq = (head?.seq ?? 0) + 1;
-  const leaf = leafHash(eventBody({ ...draft, id, seq }));
-  const chainHash = linkHash(head?.chainHash ?? GENESIS, leaf);
-  return {
-    ...draft,
+  // Built member by member: in V8 an object spread followed by more members costs microseconds.
+  const event = {
+    tenant: draft.tenant,
+    proposalId: draft.proposalId,
+    attemptId: draft.attemptId,
+    runId: draft.runId,
+    step: draft.step,
+    actor: draft.actor,
+    reason: draft.reason,
+    digests: draft.digests,
+    commandId: draft.commandId,
+    detail: draft.detail,
+    at: draft.at,
     id,
     seq,
-    leafHash: leaf,
-    chainHash,
-    seal: sealKey ? sealChainHash(chainHash, sealKey) : null,
+    leafHash: '',
+    chainHash: '',
+    seal: null as string | null,
   };
+  event.leafHash = leafHash(eventBody(event));
+  event.chainHash = linkHash(head?.chainHash ?? GENESIS, event.leafHash);
+  if (sealKey) event.seal = sealChainHash(event.chainHash, sealKey);
+  return event;
 }

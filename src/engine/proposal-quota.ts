@@ -1,5 +1,5 @@
 import { ConfigurationError } from '../canonical/errors.js';
-import type { ProposalCounts, Store } from '../store/store.js';
+import type { ProposalCountQuery, ProposalCounts, Store, StoreReader } from '../store/store.js';
 import type { Clock, Logger } from './engine-context.js';
 
 /** How much one principal (or one tenant) may propose. */
@@ -62,10 +62,18 @@ export interface RateLimited {
 const WINDOW_MS = 60_000;
 
 /** `atMost` for a level's counts: one past its larger limit, or none when a limit is lifted (Infinity). */
-function countCap(limit: ProposalLimit): { readonly atMost?: number } {
+function countCap(limit: ProposalLimit): number | undefined {
   const largest = Math.max(limit.pending, limit.proposalsPerMinute);
-  return Number.isSafeInteger(largest) ? { atMost: largest + 1 } : {};
+  return Number.isSafeInteger(largest) ? largest + 1 : undefined;
 }
+/** Whether counts (with the proposals in flight) leave room for one more within `limit`. */
+function fitsOneMore(limit: ProposalLimit, counts: ProposalCounts, inFlight: number): boolean {
+  return (
+    counts.pending + inFlight + 1 <= limit.pending &&
+    counts.created + inFlight + 1 <= limit.proposalsPerMinute
+  );
+}
+
 // A pending slot frees when a human decides or the proposal expires; neither has a date, so the
 // model is told to come back after a minute rather than poll.
 const PENDING_RETRY_MS = 60_000;
@@ -206,7 +214,9 @@ export function proposalQuota(deps: {
       const levels = [
         { level: 'agent' as const, limit: limits.perAgent, key: JSON.stringify([tenant, requestedBy]) },
         { level: 'tenant' as const, limit: limits.perTenant, key: JSON.stringify([tenant]) },
-      ].flatMap((l) => (l.limit === false ? [] : [{ ...l, limit: l.limit, flight: entry(l.key) }]));
+      ].flatMap((l) =>
+        l.limit === false ? [] : [{ level: l.level, key: l.key, limit: l.limit, flight: entry(l.key) }],
+      );
       if (levels.length === 0) return propose();
 
       const seen = levels.map((l) => {
@@ -214,22 +224,38 @@ export function proposalQuota(deps: {
         return l.flight.released;
       });
       const now = clock.now();
+      // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
+      const createdSince = now - WINDOW_MS + 1;
+      const countOf = (tx: StoreReader, l: (typeof levels)[number]) => {
+        // Knowing a limit is passed is enough: the count never costs more than the limit.
+        const query: { -readonly [K in keyof ProposalCountQuery]: ProposalCountQuery[K] } = {
+          createdSince,
+          pendingAt: now,
+        };
+        if (l.level === 'agent') query.requestedBy = requestedBy;
+        const atMost = countCap(l.limit);
+        if (atMost !== undefined) query.atMost = atMost;
+        return tx.countProposals(tenant, query);
+      };
       let counts: ProposalCounts[];
       try {
-        counts = await store.read((tx) =>
-          Promise.all(
-            levels.map((l) =>
-              tx.countProposals(tenant, {
-                ...(l.level === 'agent' ? { requestedBy } : {}),
-                // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
-                createdSince: now - WINDOW_MS + 1,
-                pendingAt: now,
-                // Knowing a limit is passed is enough: the count never costs more than the limit.
-                ...countCap(l.limit),
-              }),
-            ),
-          ),
-        );
+        counts = await store.read(async (tx) => {
+          const tenantLevel = levels.findIndex((l) => l.level === 'tenant');
+          if (tenantLevel < 0 || levels.length === 1) return Promise.all(levels.map((l) => countOf(tx, l)));
+          // An agent's proposals are some of its tenant's, and so are its in-flight ones: when the
+          // tenant is within its own limits (so its counts were not cut short) and below the
+          // agent's, so is the agent, and one count does. Otherwise both are counted, as before.
+          const tenant = levels[tenantLevel]!;
+          const agent = levels[1 - tenantLevel]!;
+          const tenantCounts = await countOf(tx, tenant);
+          const inFlight = tenant.flight.reserved - seen[tenantLevel]!;
+          const agentCounts =
+            fitsOneMore(tenant.limit, tenantCounts, inFlight) &&
+            fitsOneMore(agent.limit, tenantCounts, inFlight)
+              ? tenantCounts
+              : await countOf(tx, agent);
+          return tenantLevel === 0 ? [tenantCounts, agentCounts] : [agentCounts, tenantCounts];
+        });
       } finally {
         for (const l of levels) l.flight.readers--;
       }

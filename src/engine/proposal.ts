@@ -1,4 +1,5 @@
-import { digest, displayHash } from '../canonical/digest.js';
+import { canonicalize } from '../canonical/canonicalize.js';
+import { digest, displayHash, sha256Hex } from '../canonical/digest.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
@@ -122,19 +123,60 @@ export interface ContractBody {
   readonly approvals: { readonly required: number; readonly roles: readonly string[] } | null;
 }
 
-/** The contract digest (full SHA-256 hex) of a proposal's frozen parts, per its stored format. */
-export function contractDigest(body: ContractBody): string {
+/** The fields a contract digest covers in the body's own stored format. */
+function formatBody(body: ContractBody): object {
   if (body.formatVersion === 1) {
     const { formatVersion, section, requestedBy, editedBy, approvals, ...format1 } = body;
-    return digest(format1).sha256;
+    return format1;
   }
   if (body.formatVersion === 2) {
     const { approvals, ...format2 } = body;
-    return digest(format2).sha256;
+    return format2;
   }
   // The format version is itself digested, so a record rewritten to claim format 1 (whose digest
   // ignores the section) no longer matches its stored digest.
-  return digest(body).sha256;
+  return body;
+}
+
+/** The contract digest (full SHA-256 hex) of a proposal's frozen parts, per its stored format. */
+export function contractDigest(body: ContractBody): string {
+  return digest(formatBody(body)).sha256;
+}
+
+/**
+ * {@link contractDigest} of a body whose arguments and preview are given as canonical JSON text
+ * (what a record stores), without parsing and canonicalizing them again: the body is
+ * canonicalized with a placeholder for each, and their texts are put in its place. Equal to
+ * `contractDigest` with the parsed values whenever the texts are canonical; a text that is not
+ * (edited in the database) gives another digest, so it no longer matches.
+ */
+export function contractDigestOfCanonical(
+  body: Omit<ContractBody, 'arguments' | 'preview'>,
+  argumentsJson: string,
+  previewJson: string,
+): string {
+  const full: ContractBody = {
+    formatVersion: body.formatVersion,
+    operation: body.operation,
+    scopeVersion: body.scopeVersion,
+    viewVersion: body.viewVersion,
+    tenant: body.tenant,
+    section: body.section,
+    resource: body.resource,
+    requestedBy: body.requestedBy,
+    editedBy: body.editedBy,
+    runId: body.runId,
+    scopeDigest: body.scopeDigest,
+    arguments: 0,
+    preview: 0,
+    approvals: body.approvals,
+  };
+  const placeholders = canonicalize(formatBody(full));
+  // Outside a key, a quote inside a canonical string is always escaped: each member is found once.
+  const text = placeholders
+    .replace('"arguments":0', () => `"arguments":${argumentsJson}`)
+    .replace('"preview":0', () => `"preview":${previewJson}`);
+  return sha256Hex(text);
 }
 
 /** The keyed seal of a contract digest, binding it to the proposal id. */
@@ -142,24 +184,29 @@ export function contractSeal(id: string, contract: string, key: string | Uint8Ar
   return seal({ id, digest: contract }, key);
 }
 
-/** Recomputes the contract digest from exactly what a record stores. Throws on unparsable JSON. */
+/**
+ * Recomputes the contract digest from exactly what a record stores: its arguments and preview as
+ * the canonical text they were stored as (a text edited into another form no longer matches).
+ */
 export function recomputeContractDigest(record: ProposalRecord): string {
-  return contractDigest({
-    formatVersion: record.formatVersion,
-    operation: record.operation,
-    scopeVersion: record.scopeVersion,
-    viewVersion: record.viewVersion,
-    tenant: record.tenant,
-    section: record.section,
-    resource: record.resource,
-    requestedBy: record.requestedBy,
-    editedBy: record.editedBy,
-    runId: record.runId,
-    scopeDigest: record.scopeDigest,
-    arguments: parseStoredJson(record.argumentsJson),
-    preview: parseStoredJson(record.previewJson),
-    approvals: record.formatVersion >= 3 ? policyOf(record) : null,
-  });
+  return contractDigestOfCanonical(
+    {
+      formatVersion: record.formatVersion,
+      operation: record.operation,
+      scopeVersion: record.scopeVersion,
+      viewVersion: record.viewVersion,
+      tenant: record.tenant,
+      section: record.section,
+      resource: record.resource,
+      requestedBy: record.requestedBy,
+      editedBy: record.editedBy,
+      runId: record.runId,
+      scopeDigest: record.scopeDigest,
+      approvals: record.formatVersion >= 3 ? policyOf(record) : null,
+    },
+    record.argumentsJson,
+    record.previewJson,
+  );
 }
 
 /** Parses stored JSON text and deep-freezes it. */
