@@ -72,18 +72,6 @@ function NoticeBanner({ notice: n }: { readonly notice: Notice }) {
   );
 }
 
-/** A link to another proposal: its id and short hash. */
-export function ProposalLink({ proposal: p }: { readonly proposal: Proposal }) {
-  return (
-    <>
-      <a href={`/proposals/${p.id}`}>
-        <code>{p.id}</code>
-      </a>{' '}
-      <span class="hash small">{p.short}</span>
-    </>
-  );
-}
-
 /** "1 of 2 approvals" and who gave them, for a proposal whose policy needs more than one. */
 function ApprovalsFact({ proposal: p }: { readonly proposal: Proposal }) {
   const { required, roles, given } = p.approvals;

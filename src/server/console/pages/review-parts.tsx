@@ -1,5 +1,6 @@
 import type { Proposal } from '../../../engine/proposal.js';
 import type { RelatedProposals } from '../../../engine/related-proposals.js';
+import { ProposalLink } from './proposal-link.js';
 import { UserText } from '../render-text.js';
 import { fieldLabel, Value } from '../render-value.js';
 import type { FieldChange } from '../review/edit-changes.js';
@@ -45,18 +46,6 @@ export function ReviewedPreview({ fields }: { readonly fields: readonly ReviewFi
   );
 }
 
-/** A link to another proposal: its id and short hash. */
-function Link({ proposal: p }: { readonly proposal: Proposal }) {
-  return (
-    <>
-      <a href={`/proposals/${p.id}`}>
-        <code>{p.id}</code>
-      </a>{' '}
-      <span class="hash small">{p.short}</span>
-    </>
-  );
-}
-
 function Side({ present, value }: { readonly present: boolean; readonly value: unknown }) {
   return present ? <Value value={value} /> : <span class="none">absent</span>;
 }
@@ -83,11 +72,11 @@ export function EditChanges({
       <p class="muted">
         {side === 'edit' ? (
           <>
-            Edited from <Link proposal={other} />: every scope field the edit changed, before → after.
+            Edited from <ProposalLink proposal={other} />: every scope field the edit changed, before → after.
           </>
         ) : (
           <>
-            Edited into <Link proposal={other} />: review and approve that one.
+            Edited into <ProposalLink proposal={other} />: review and approve that one.
           </>
         )}
       </p>
@@ -143,7 +132,7 @@ function RelatedRow({
     <>
       <dt>{label}</dt>
       <dd data-testid={id}>
-        <Link proposal={proposal} />
+        <ProposalLink proposal={proposal} />
         {note ? (
           <>
             {' '}
@@ -193,7 +182,7 @@ export function SameScopeWarning({ related }: { readonly related: RelatedProposa
       <ul class="same-scope">
         {related.sameScope.map((p) => (
           <li>
-            <Link proposal={p} /> <span class="muted">by </span>
+            <ProposalLink proposal={p} /> <span class="muted">by </span>
             <UserText text={p.requestedBy} />
           </li>
         ))}
