@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { describeStoreTarget } from '../../src/store/open-store.js';
 import {
@@ -55,7 +55,9 @@ class EmbeddedPostgres {
   #searchPath: string | undefined;
 
   constructor() {
-    this.#db = PGlite.create();
+    // Loaded on first use: suites that only import this module (the adapter matrix installs no
+    // PGlite) never load it.
+    this.#db = import('@electric-sql/pglite').then(({ PGlite }) => PGlite.create());
   }
 
   ready(): Promise<PGlite> {
