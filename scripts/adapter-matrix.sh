@@ -99,7 +99,7 @@ const { readFileSync, writeFileSync } = require('node:fs');
 const [from, to, ...pins] = process.argv.slice(2);
 const pkg = JSON.parse(readFileSync(from, 'utf8'));
 // What the adapter suites do not need: tools, browsers, other test targets.
-const unused = ['@biomejs/biome', 'playwright-core', 'oidc-provider', '@electric-sql/pglite', 'fast-check',
+const unused = ['@biomejs/biome', 'playwright-core', 'oidc-provider', 'fast-check',
   '@langchain/langgraph-checkpoint-sqlite', '@opentelemetry/sdk-trace-base'];
 const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
 for (const name of unused) delete dependencies[name];
