@@ -1,4 +1,5 @@
 import type { DeliveryView } from '../../../notify/deliveries.js';
+import { ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -92,32 +93,27 @@ export function DeliveriesPage(input: DeliveriesPageProps) {
             <strong>No deliveries yet</strong>Each proposal's events appear here.
           </div>
         ) : (
-          <section class="table-scroll" aria-labelledby="deliveries-caption" tabindex={0}>
-            <table class="list">
-              <caption id="deliveries-caption" class="sr-only">
-                Deliveries
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Channel · event</th>
-                  <th scope="col">Proposal · event id</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Attempts</th>
-                  <th scope="col">Last error</th>
-                  <th scope="col">Last attempt</th>
-                  <th scope="col">Next attempt</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {deliveries.map((d) => (
-                  <DeliveryRow delivery={d} csrf={input.session.csrfToken} />
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <ListTable id="deliveries" caption="Deliveries">
+            <thead>
+              <tr>
+                <th scope="col">Channel · event</th>
+                <th scope="col">Proposal · event id</th>
+                <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
+                <th scope="col">Last error</th>
+                <th scope="col">Last attempt</th>
+                <th scope="col">Next attempt</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {deliveries.map((d) => (
+                <DeliveryRow delivery={d} csrf={input.session.csrfToken} />
+              ))}
+            </tbody>
+          </ListTable>
         )}
       </main>
     </Layout>

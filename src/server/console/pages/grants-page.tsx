@@ -1,4 +1,5 @@
 import type { Grant } from '../../../grants/grant.js';
+import { ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -239,31 +240,26 @@ export function GrantsPage(input: GrantsPageProps) {
             <strong>No grants</strong>Every proposal waits for a human.
           </div>
         ) : (
-          <section class="table-scroll" aria-labelledby="grants-caption" tabindex={0}>
-            <table class="list">
-              <caption id="grants-caption" class="sr-only">
-                Grants
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Grant · agent</th>
-                  <th scope="col">Operations · resource</th>
-                  <th scope="col">Constraints</th>
-                  <th scope="col">Usage</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {input.grants.map((g) => (
-                  <GrantRow grant={g} session={input.session} isAdmin={isAdmin} />
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <ListTable id="grants" caption="Grants">
+            <thead>
+              <tr>
+                <th scope="col">Grant · agent</th>
+                <th scope="col">Operations · resource</th>
+                <th scope="col">Constraints</th>
+                <th scope="col">Usage</th>
+                <th scope="col">Expires</th>
+                <th scope="col">State</th>
+                <th scope="col">
+                  <span class="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {input.grants.map((g) => (
+                <GrantRow grant={g} session={input.session} isAdmin={isAdmin} />
+              ))}
+            </tbody>
+          </ListTable>
         )}
         {isAdmin ? (
           <CreateGrant

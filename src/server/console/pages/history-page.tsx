@@ -1,4 +1,5 @@
 import type { Proposal } from '../../../engine/proposal.js';
+import { ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -59,27 +60,22 @@ export function HistoryPage(input: HistoryPageProps) {
             <strong>No decisions yet</strong>Approved, declined, edited and expired proposals appear here.
           </div>
         ) : (
-          <section class="table-scroll" aria-labelledby="history-caption" tabindex={0}>
-            <table class="list">
-              <caption id="history-caption" class="sr-only">
-                Decided proposals
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Proposal</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Decided by</th>
-                  <th scope="col">Decided at</th>
-                </tr>
-              </thead>
-              <tbody>
-                {input.items.map((p) => (
-                  <HistoryRow proposal={p} />
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <ListTable id="history" caption="Decided proposals">
+            <thead>
+              <tr>
+                <th scope="col">Proposal</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Status</th>
+                <th scope="col">Decided by</th>
+                <th scope="col">Decided at</th>
+              </tr>
+            </thead>
+            <tbody>
+              {input.items.map((p) => (
+                <HistoryRow proposal={p} />
+              ))}
+            </tbody>
+          </ListTable>
         )}
         {input.nextCursor ? (
           <p class="pager">

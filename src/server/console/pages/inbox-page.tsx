@@ -1,4 +1,5 @@
 import type { Proposal } from '../../../engine/proposal.js';
+import { ListTable } from './list-table.js';
 import { formatMoney } from '../../../operation/money.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatAge, formatInstant, formatSpan } from '../format-time.js';
@@ -332,31 +333,29 @@ export function InboxPage(input: InboxPageProps) {
             )}
           </div>
         ) : (
-          <section class="table-scroll" aria-labelledby="inbox-caption" tabindex={0}>
-            <table class="list">
-              <caption id="inbox-caption" class="sr-only">
-                {TABS.find(([t]) => t === query.status)?.[1] ?? query.status} proposals
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Proposal</th>
-                  <th scope="col" class="num-col">
-                    Amount
-                  </th>
-                  <th scope="col">Destination</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Requested by</th>
-                  <th scope="col">Age</th>
-                  <th scope="col">{waiting ? 'Time left' : 'Status'}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {items.map(({ proposal, fields }) => (
-                  <InboxRow proposal={proposal} fields={fields} now={now} waiting={waiting} />
-                ))}
-              </tbody>
-            </table>
-          </section>
+          <ListTable
+            id="inbox"
+            caption={<>{TABS.find(([t]) => t === query.status)?.[1] ?? query.status} proposals</>}
+          >
+            <thead>
+              <tr>
+                <th scope="col">Proposal</th>
+                <th scope="col" class="num-col">
+                  Amount
+                </th>
+                <th scope="col">Destination</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Requested by</th>
+                <th scope="col">Age</th>
+                <th scope="col">{waiting ? 'Time left' : 'Status'}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map(({ proposal, fields }) => (
+                <InboxRow proposal={proposal} fields={fields} now={now} waiting={waiting} />
+              ))}
+            </tbody>
+          </ListTable>
         )}
         <p class="pager">
           {query.cursor ? (
