@@ -22,6 +22,7 @@ const INTEGRATION = [
   'test/store/file-modes.test.ts',
   // PostgreSQL or PGlite beside SQLite.
   'test/store/postgres-store.test.ts',
+  'test/store/audit-batching.test.ts',
   'test/engine/read.test.ts',
   'test/notify/live-feed.test.ts',
   'test/notify/outbox.test.ts',

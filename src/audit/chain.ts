@@ -1,11 +1,13 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalize } from '../canonical/canonicalize.js';
 import { sha256Hex } from '../canonical/digest.js';
-import type { AuditEvent, AuditEventDraft, ChainHead } from './event.js';
+import type { AuditEvent, AuditEventDraft, ChainHead, QueuedAuditEvent } from './event.js';
 
 // Leaf and node hashes are domain-separated as in Certificate Transparency (RFC 6962): a leaf is
 // hashed with a 0x00 prefix, a chain link with 0x01, so no event can pose as a link or vice versa.
 const NODE = Buffer.from([0x01]);
+// A queued event's seal covers its body under a third prefix, so it can pose as neither.
+const QUEUED = Buffer.from([0x02]);
 /** The chain hash before a tenant's first event. */
 export const GENESIS = '0'.repeat(64);
 
@@ -89,4 +91,39 @@ export function chainEvent(
   event.chainHash = linkHash(head?.chainHash ?? GENESIS, event.leafHash);
   if (sealKey) event.seal = sealChainHash(event.chainHash, sealKey);
   return event;
+}
+
+/**
+ * How a store links events to a tenant's chain: the engine's seal key in one object, so a store can
+ * chain events another process queued (see `Store`), and refuse queued rows the key did not seal.
+ */
+export interface AuditChainer {
+  /** Links an event to the head of its tenant's chain: sequence, leaf and chain hash, seal. */
+  link(head: ChainHead | undefined, event: QueuedAuditEvent): AuditEvent;
+  /** The keyed seal of an event waiting to be chained; null without a key. */
+  queueSeal(event: QueuedAuditEvent): string | null;
+  /** Whether a queued event carries the seal the key makes (always true without a key). */
+  acceptsQueued(event: QueuedAuditEvent, seal: string | null): boolean;
+}
+
+/** The {@link AuditChainer} of a seal key (or of none: events unsealed, every queued event accepted). */
+export function auditChainer(sealKey: string | Uint8Array | undefined): AuditChainer {
+  const queueSeal = (event: QueuedAuditEvent): string | null => {
+    if (!sealKey) return null;
+    const { seq: _, ...body } = eventBody({ ...event, seq: 0 });
+    return createHmac('sha256', sealKey).update(QUEUED).update(canonicalize(body)).digest('hex');
+  };
+  return {
+    link: (head, event) => chainEvent(head, event, event.id, sealKey),
+    queueSeal,
+    acceptsQueued: (event, seal) => {
+      const expected = queueSeal(event);
+      if (expected === null) return true;
+      return (
+        seal !== null &&
+        seal.length === expected.length &&
+        timingSafeEqual(Buffer.from(seal), Buffer.from(expected))
+      );
+    },
+  };
 }

@@ -46,9 +46,13 @@ export interface AuditEventDraft {
   readonly at: number;
 }
 
-/** An appended, chained audit event. `seq` counts from 1 per tenant. */
-export interface AuditEvent extends AuditEventDraft {
+/** An event with its id, ready to be chained (or queued to be chained, see `Store`). */
+export interface QueuedAuditEvent extends AuditEventDraft {
   readonly id: string;
+}
+
+/** An appended, chained audit event. `seq` counts from 1 per tenant. */
+export interface AuditEvent extends QueuedAuditEvent {
   readonly seq: number;
   readonly leafHash: string;
   readonly chainHash: string;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/store.js';
-import { eventBody, GENESIS, leafHash, linkHash, sealChainHash } from './chain.js';
+import { auditChainer, eventBody, GENESIS, leafHash, linkHash, sealChainHash } from './chain.js';
 import type { AuditEvent, ChainHead } from './event.js';
 
 /** Why an event failed verification. */
@@ -15,7 +15,13 @@ export type AuditProblem =
 
 /** The result of verifying one tenant's chain (or all of them). */
 export type AuditVerification =
-  | { readonly kind: 'intact'; readonly tenants: number; readonly events: number }
+  | {
+      readonly kind: 'intact';
+      readonly tenants: number;
+      readonly events: number;
+      /** Events committed but not yet chained (see `Store.appendAudit`), when there are any: normally none between requests. */
+      readonly queued?: number;
+    }
   | {
       readonly kind: 'broken';
       readonly tenant: string;
@@ -93,7 +99,9 @@ export async function verifyAudit(
   } = {},
 ): Promise<AuditVerification> {
   const tenants = options.tenant ? [options.tenant] : await store.read((tx) => tx.auditTenants());
+  const chainer = auditChainer(options.sealKey);
   let events = 0;
+  let queued = 0;
   for (const tenant of tenants) {
     const all: AuditEvent[] = [];
     await store.read(async (tx) => {
@@ -133,7 +141,20 @@ export async function verifyAudit(
         };
       }
     }
+    const waiting = await store.read((tx) => tx.listQueuedAudit(tenant, 100_000));
+    const forged = options.sealKey ? waiting.find((q) => !chainer.acceptsQueued(q.event, q.seal)) : undefined;
+    if (forged) {
+      return {
+        kind: 'broken',
+        tenant,
+        seq: (last?.seq ?? 0) + 1,
+        eventId: forged.event.id,
+        problem: forged.seal ? 'seal_mismatch' : 'seal_missing',
+        message: `queued event ${forged.event.id} (not yet chained) ${forged.seal ? 'has a seal the server key did not make' : 'has no seal'}: it was not written by the server`,
+      };
+    }
     events += all.length;
+    queued += waiting.length;
   }
-  return { kind: 'intact', tenants: tenants.length, events };
+  return { kind: 'intact', tenants: tenants.length, events, ...(queued > 0 ? { queued } : {}) };
 }

@@ -1,4 +1,3 @@
-import { chainEvent } from '../audit/chain.js';
 import type { AuditDigests, AuditEvent, AuditStep } from '../audit/event.js';
 import { displayHash } from '../canonical/digest.js';
 import type { StoreTransaction } from '../store/store.js';
@@ -104,10 +103,9 @@ async function append(
     commandId: input.commandId ?? null,
     detail: input.detail ?? {},
     at: ctx.clock.now(),
+    id: newId('evt'),
   };
-  const event = await tx.appendAudit(input.tenant, (head) =>
-    chainEvent(head, draft, newId('evt'), ctx.sealKey),
-  );
+  const event = await tx.appendAudit(input.tenant, draft, ctx.chainer);
   if (ctx.stepWriters.length > 0) {
     const earlier = lines.map((line) => line.event);
     for (const writer of ctx.stepWriters) await writer(tx, event, earlier);

@@ -1,3 +1,4 @@
+import { auditChainer } from '../audit/chain.js';
 import { ConfigurationError } from '../canonical/errors.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
@@ -275,6 +276,7 @@ export async function createEngine<Ops extends Operations>(
     clock: options.clock ?? { now: () => Date.now() },
     logger: options.logger ?? silentLogger,
     sealKey: options.sealKey,
+    chainer: auditChainer(options.sealKey),
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
     allowEditorApproval: options.allowEditorApproval ?? false,

@@ -1,3 +1,4 @@
+import type { AuditChainer } from '../audit/chain.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
@@ -21,6 +22,8 @@ export interface EngineContext {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly sealKey: string | Uint8Array | undefined;
+  /** Links audit events with `sealKey` (made once). */
+  readonly chainer: AuditChainer;
   /** Operator roles that may approve, decline and edit (default `approver`, `admin`). */
   readonly approverRoles: readonly string[];
   /** How long a claimed attempt may run before a recovery sweep may take it over. */

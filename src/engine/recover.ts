@@ -19,6 +19,8 @@ export interface RecoverySummary {
   readonly parked: number;
   /** Another sweep (or the worker itself) got there first. */
   readonly skipped: number;
+  /** Audit events a crash left queued between a commit and their chaining, now chained. */
+  readonly chained: number;
 }
 
 /** Options of a recovery sweep. */
@@ -43,6 +45,7 @@ type Takeover =
  *   `needs_reconciliation`, closed by the operation's `reconcile`;
  * - an external attempt with no command never reached the provider (the command is durable before
  *   the call): it is re-run like a local one.
+ * First it chains any audit events a crash left queued (see `Store.appendAudit`).
  * The old attempt is fenced: its worker, if it wakes, cannot commit. Repeated or concurrent sweeps
  * do nothing twice; after `maxAttempts` the proposal is parked for an operator.
  */
@@ -51,6 +54,7 @@ export async function recover(
   options: RecoverOptions & ExecuteOptions = {},
 ): Promise<RecoverySummary> {
   const maxAttempts = options.maxAttempts ?? 3;
+  const chained = await ctx.store.chainQueued(ctx.chainer);
   const expired = await ctx.store.read((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
   let rerun = 0;
   let toReconciliation = 0;
@@ -65,7 +69,7 @@ export async function recover(
     else if (takeover.kind === 'parked') parked++;
     else skipped++;
   }
-  return { examined: expired.length, rerun, toReconciliation, parked, skipped };
+  return { examined: expired.length, rerun, toReconciliation, parked, skipped, chained };
 }
 
 /** Another writer moved the proposal after this sweep fenced the attempt: roll the sweep back. */

@@ -17,6 +17,7 @@ export type {
   ProposalFilter,
   ProposalQuery,
   ProposalSort,
+  QueuedAuditRow,
   Store,
   StoreCapabilities,
   StoreReader,
@@ -45,6 +46,8 @@ export {
   type AuditEventDraft,
   type AuditStep,
   type ChainHead,
+  type QueuedAuditEvent,
 } from '../audit/event.js';
+export { type AuditChainer, auditChainer } from '../audit/chain.js';
 export { StoreClosedError, StoreUnavailableError } from './store-errors.js';
 export { type ConformanceCase, sampleProposal, storeConformance } from '../testing/store-conformance.js';

@@ -1,6 +1,6 @@
-import type { AuditEvent } from '../audit/event.js';
+import type { AuditEvent, QueuedAuditEvent } from '../audit/event.js';
 import { type SqlQuery, sql } from './sql/sql.js';
-import type { AuditQuery } from './store.js';
+import type { AuditQuery, QueuedAuditRow } from './store.js';
 import { JsonParseError } from '../canonical/errors.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 
@@ -26,6 +26,59 @@ export function auditRow(e: AuditEvent): unknown[] {
     e.chainHash,
     e.seal,
   ];
+}
+
+/** Columns of an audit event waiting to be chained (`countersign_audit_queue`, `n` set by the database). */
+export const QUEUE_COLUMNS = [
+  'tenant',
+  'id',
+  'proposal_id',
+  'attempt_id',
+  'run_id',
+  'step',
+  'actor',
+  'reason',
+  'digests_json',
+  'command_id',
+  'detail_json',
+  'at',
+  'seal',
+] as const;
+
+/** Row values of a queued audit event and its seal, in `QUEUE_COLUMNS` order. */
+export function queueRow(e: QueuedAuditEvent, seal: string | null): unknown[] {
+  return [
+    e.tenant,
+    e.id,
+    e.proposalId,
+    e.attemptId,
+    e.runId,
+    e.step,
+    e.actor,
+    e.reason,
+    JSON.stringify(e.digests),
+    e.commandId,
+    JSON.stringify(e.detail),
+    e.at,
+    seal,
+  ];
+}
+
+/** A queued audit event from its stored row (read like an event row, without sequence or hashes). */
+export function queuedFromRow(row: Record<string, unknown>): QueuedAuditRow & { readonly n: number } {
+  const {
+    seq: _seq,
+    leafHash: _leaf,
+    chainHash: _chain,
+    seal,
+    ...event
+  } = auditFromRow({
+    ...row,
+    seq: 0,
+    leaf_hash: '',
+    chain_hash: '',
+  });
+  return { n: Number(row['n']), event, seal };
 }
 
 /** An audit event from a stored row (JSON parts parsed strictly; integers accepted as numbers or strings). */

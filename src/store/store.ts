@@ -1,4 +1,5 @@
-import type { AuditEvent, AuditStep, ChainHead } from '../audit/event.js';
+import type { AuditChainer } from '../audit/chain.js';
+import type { AuditEvent, AuditStep, ChainHead, QueuedAuditEvent } from '../audit/event.js';
 import type { LocalTransaction } from '../operation/define-operation.js';
 import type {
   ApprovalRecord,
@@ -131,6 +132,12 @@ export interface Store {
    * taken inside `transaction` by compare-and-set.
    */
   read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T>;
+  /**
+   * Chains every audit event still queued (see {@link StoreTransaction.appendAudit}), of one
+   * tenant or of all: what a crash between a commit and its chaining left behind. Returns how many
+   * were chained; queued events the chainer refuses (a seal its key did not make) stay queued.
+   */
+  chainQueued(chainer: AuditChainer, options?: { readonly tenant?: string }): Promise<number>;
   /** Finishes in-flight transactions and closes the connection(s). */
   close(): Promise<void>;
 }
@@ -151,8 +158,15 @@ export type StoreReader = Pick<
   | 'listAudit'
   | 'auditHead'
   | 'auditTenants'
+  | 'listQueuedAudit'
   | 'listApprovals'
 >;
+
+/** An audit event waiting to be chained, with the seal it was queued under. */
+export interface QueuedAuditRow {
+  readonly event: QueuedAuditEvent;
+  readonly seal: string | null;
+}
 
 /** The operations available inside a store transaction. Every query names its tenant. */
 export interface StoreTransaction {
@@ -226,10 +240,17 @@ export interface StoreTransaction {
   /** The approvals recorded for one proposal, oldest first. */
   listApprovals(tenant: string, proposalId: string): Promise<ApprovalRecord[]>;
   /**
-   * Appends one audit event to its tenant's chain. `build` receives the current head (locked until
-   * commit) and returns the chained event.
+   * Appends one audit event to its tenant's chain, linked by `chainer`. Where the whole database
+   * is locked for writing (SQLite), or where this transaction can take the tenant's chain head
+   * (PostgreSQL, when no other transaction holds it), the event is chained now and the head stays
+   * locked until commit. Where another transaction holds the head, the event is queued instead and
+   * chained right after this transaction commits, in one batch with the others queued meanwhile,
+   * so one tenant's transactions do not wait on each other's commits. A queued event is returned
+   * with `seq` 0 and empty hashes, filled in before `transaction()` resolves.
    */
-  appendAudit(tenant: string, build: (head: ChainHead | undefined) => AuditEvent): Promise<AuditEvent>;
+  appendAudit(tenant: string, event: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent>;
+  /** A tenant's audit events still waiting to be chained, oldest first. */
+  listQueuedAudit(tenant: string, limit: number): Promise<QueuedAuditRow[]>;
   /** One page of a tenant's events in chain order (see {@link AuditQuery}). */
   listAudit(tenant: string, query: AuditQuery): Promise<AuditEvent[]>;
   /** The head of a tenant's chain as stored. */

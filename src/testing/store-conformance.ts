@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chainEvent } from '../audit/chain.js';
+import { auditChainer } from '../audit/chain.js';
 import type { AuditEventDraft } from '../audit/event.js';
 import { sql } from '../store/sql/sql.js';
 import {
@@ -9,6 +9,8 @@ import {
   type ProposalRecord,
 } from '../store/records.js';
 import type { ProposalFilter, ProposalQuery, Store } from '../store/store.js';
+
+const NO_SEAL = auditChainer(undefined);
 
 /** One behaviour every store must have; run each with your test framework's `it`/`test`. */
 export interface ConformanceCase {
@@ -259,8 +261,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       await assert.rejects(
         store.transaction(async (tx) => {
           await tx.insertProposal(record);
-          await tx.appendAudit('acme', (head) =>
-            chainEvent(head, draft('acme', record.id, 'proposed'), 'evt_rollback', undefined),
+          await tx.appendAudit(
+            'acme',
+            { ...draft('acme', record.id, 'proposed'), id: 'evt_rollback' },
+            NO_SEAL,
           );
           throw new Error('boom');
         }),
@@ -594,8 +598,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       ] as const) {
         appended.push(
           await store.transaction((tx) =>
-            tx.appendAudit(tenant, (head) =>
-              chainEvent(head, draft(tenant, 'prp_x', step), `evt_${appended.length}`, undefined),
+            tx.appendAudit(
+              tenant,
+              { ...draft(tenant, 'prp_x', step), id: `evt_${appended.length}` },
+              NO_SEAL,
             ),
           ),
         );
@@ -631,8 +637,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         await store.transaction(async (tx) => {
           for (const [i, step] of steps.entries()) {
             for (const proposalId of ['prp_a', 'prp_b']) {
-              await tx.appendAudit('acme', (head) =>
-                chainEvent(head, draft('acme', proposalId, step), `evt_p${i}${proposalId}`, undefined),
+              await tx.appendAudit(
+                'acme',
+                { ...draft('acme', proposalId, step), id: `evt_p${i}${proposalId}` },
+                NO_SEAL,
               );
             }
           }
@@ -688,9 +696,7 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       await Promise.all(
         Array.from({ length: 25 }, (_, i) =>
           store.transaction((tx) =>
-            tx.appendAudit('acme', (head) =>
-              chainEvent(head, draft('acme', 'prp_x', 'proposed'), `evt_c${i}`, undefined),
-            ),
+            tx.appendAudit('acme', { ...draft('acme', 'prp_x', 'proposed'), id: `evt_c${i}` }, NO_SEAL),
           ),
         ),
       );

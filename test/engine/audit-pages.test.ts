@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainEvent } from '../../src/audit/chain.js';
+import { auditChainer } from '../../src/audit/chain.js';
 import { AUDIT_STEPS, type AuditStep } from '../../src/audit/event.js';
 import { ConfigurationError } from '../../src/canonical/errors.js';
 import { REPEATABLE_STEPS } from '../../src/engine/audit-timeline.js';
@@ -25,25 +25,23 @@ async function appendTrail(
   await h.store.transaction(async (tx) => {
     for (const [i, [step, actor]] of steps.entries()) {
       for (const proposalId of [id, other]) {
-        const event = await tx.appendAudit('acme', (head) =>
-          chainEvent(
-            head,
-            {
-              tenant: 'acme',
-              proposalId,
-              attemptId: null,
-              runId: 'run-1',
-              step,
-              actor,
-              reason: step === 'denied' ? 'forbidden' : null,
-              digests: { proposed: 'a'.repeat(64) },
-              commandId: null,
-              detail: {},
-              at: i,
-            },
-            `evt_${proposalId}_${i}`,
-            undefined,
-          ),
+        const event = await tx.appendAudit(
+          'acme',
+          {
+            tenant: 'acme',
+            proposalId,
+            attemptId: null,
+            runId: 'run-1',
+            step,
+            actor,
+            reason: step === 'denied' ? 'forbidden' : null,
+            digests: { proposed: 'a'.repeat(64) },
+            commandId: null,
+            detail: {},
+            at: i,
+            id: `evt_${proposalId}_${i}`,
+          },
+          auditChainer(undefined),
         );
         if (proposalId === id) seqs.push(event.seq);
       }

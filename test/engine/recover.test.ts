@@ -77,6 +77,7 @@ describe('recovery after a worker stops mid-attempt', () => {
       toReconciliation: 0,
       parked: 0,
       skipped: 0,
+      chained: 0,
     });
     h.clock.advance(2);
     const [a, b] = await Promise.all([h.engine.recover(), h.engine.recover()]);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chainEvent } from '../../src/audit/chain.js';
+import { auditChainer, chainEvent } from '../../src/audit/chain.js';
 import type { AuditEvent, AuditEventDraft, ChainHead } from '../../src/audit/event.js';
 import { exportIncident } from '../../src/audit/export.js';
 import { verifyAudit } from '../../src/audit/verify.js';
@@ -115,7 +115,7 @@ async function appendCopies(
   await store.transaction(async (tx) => {
     if (store.capabilities.name !== 'postgres') {
       for (let i = 0; i < count; i++)
-        await tx.appendAudit(template.tenant, (head) => chainEvent(head, draft(i), newId('evt'), undefined));
+        await tx.appendAudit(template.tenant, { ...draft(i), id: newId('evt') }, auditChainer(undefined));
       return;
     }
     const [row] = await tx.local.all(

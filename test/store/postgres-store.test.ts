@@ -552,6 +552,7 @@ describe('openStore and countersign migrate', () => {
           'countersign_attempts',
           'countersign_audit_events',
           'countersign_audit_heads',
+          'countersign_audit_queue',
           'countersign_grants',
           'countersign_login_devices',
           'countersign_login_failures',

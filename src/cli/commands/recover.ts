@@ -76,7 +76,8 @@ cannot commit. Safe to run repeatedly and from several machines at once.
   --json             print the summary as JSON
 
 With COUNTERSIGN_SEAL_KEY set (use the server's key), the audit events it appends are sealed.
-Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N
+Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N chained=N
+(chained: audit events a crash left queued between a commit and their chaining, now chained)
 Exit codes: 0 done, 1 something was parked for an operator, 2 bad input (including expired
 attempts of an operation the configuration does not define: recovery would misjudge them).`,
   options: {
@@ -108,7 +109,7 @@ attempts of an operation the configuration does not define: recovery would misju
       }
       const sealKey = sealKeyFromEnv();
       const engine = await createEngine({ store, operations, ...(sealKey ? { sealKey } : {}) });
-      const total = { examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0 };
+      const total = { examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0, chained: 0 };
       for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         const summary: RecoverySummary = await engine.recover({ maxAttempts, limit });
         total.examined += summary.examined;
@@ -116,12 +117,13 @@ attempts of an operation the configuration does not define: recovery would misju
         total.toReconciliation += summary.toReconciliation;
         total.parked += summary.parked;
         total.skipped += summary.skipped;
+        total.chained += summary.chained;
         if (summary.examined < limit) break;
       }
       io.stdout(
         args.values['json'] === true
           ? `${JSON.stringify(total)}\n`
-          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped}\n`,
+          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped} chained=${total.chained}\n`,
       );
       return total.parked > 0 ? 1 : 0;
     } finally {

@@ -1,4 +1,4 @@
-import { chainEvent } from '../../audit/chain.js';
+import { auditChainer } from '../../audit/chain.js';
 import { ConfigurationError } from '../../canonical/errors.js';
 import { newId } from '../../engine/ids.js';
 import type { Clock } from '../../engine/engine-context.js';
@@ -400,25 +400,23 @@ export class PrincipalDirectory {
         if (result.changes !== 1) continue;
         const token = { ...tokenInfo(row), revokedAt: now };
         revoked.push(token);
-        await tx.appendAudit(token.tenant, (head) =>
-          chainEvent(
-            head,
-            {
-              tenant: token.tenant,
-              proposalId: token.id,
-              attemptId: null,
-              runId: '-',
-              step: 'revoked',
-              actor: options.actor,
-              reason: null,
-              digests: {},
-              commandId: null,
-              detail: { token: token.kind, subject: token.subject, label: token.label },
-              at: now,
-            },
-            newId('evt'),
-            options.sealKey,
-          ),
+        await tx.appendAudit(
+          token.tenant,
+          {
+            tenant: token.tenant,
+            proposalId: token.id,
+            attemptId: null,
+            runId: '-',
+            step: 'revoked',
+            actor: options.actor,
+            reason: null,
+            digests: {},
+            commandId: null,
+            detail: { token: token.kind, subject: token.subject, label: token.label },
+            at: now,
+            id: newId('evt'),
+          },
+          auditChainer(options.sealKey),
         );
       }
       return revoked.length === 0 ? { kind: 'not_found' } : { kind: 'revoked', tokens: revoked };

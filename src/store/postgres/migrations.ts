@@ -142,4 +142,19 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     name: 'principal directory',
     statements: DIRECTORY_TABLES,
   },
+  {
+    version: 11,
+    name: 'audit events queued for batched chaining',
+    // Where another transaction holds a tenant's chain head, events wait here (in commit order of
+    // their `n`) and are chained in a batch after their transaction commits (see SqlStore).
+    statements: [
+      `CREATE TABLE countersign_audit_queue (
+  n BIGSERIAL PRIMARY KEY, tenant TEXT COLLATE "C" NOT NULL, id TEXT NOT NULL UNIQUE,
+  proposal_id TEXT COLLATE "C" NOT NULL, attempt_id TEXT, run_id TEXT NOT NULL, step TEXT NOT NULL,
+  actor TEXT NOT NULL, reason TEXT, digests_json TEXT NOT NULL, command_id TEXT, detail_json TEXT NOT NULL,
+  at BIGINT NOT NULL, seal TEXT
+)`,
+      'CREATE INDEX countersign_audit_queue_by_tenant ON countersign_audit_queue (tenant, n)',
+    ],
+  },
 ];

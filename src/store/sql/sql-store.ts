@@ -1,4 +1,5 @@
-import type { ChainHead } from '../../audit/event.js';
+import type { AuditChainer } from '../../audit/chain.js';
+import type { AuditEvent, ChainHead, QueuedAuditEvent } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import { assertStorable } from '../postgres/unstorable-value-error.js';
 import type {
@@ -10,7 +11,14 @@ import type {
   ProposalPatch,
   ProposalRecord,
 } from '../records.js';
-import { auditFromRow, auditPageSql, auditRow } from '../sql-audit.js';
+import {
+  auditFromRow,
+  auditPageSql,
+  auditRow,
+  QUEUE_COLUMNS,
+  queuedFromRow,
+  queueRow,
+} from '../sql-audit.js';
 import {
   APPROVAL_COLUMNS,
   ATTEMPT_COLUMNS,
@@ -61,6 +69,9 @@ const insertInto = (table: string, columns: readonly string[]) =>
 const INSERT_PROPOSAL = insertInto('countersign_proposals', PROPOSAL_COLS);
 const INSERT_ATTEMPT = insertInto('countersign_attempts', ATTEMPT_COLS);
 const INSERT_AUDIT = insertInto('countersign_audit_events', AUDIT_COLS);
+const INSERT_QUEUED = insertInto('countersign_audit_queue', QUEUE_COLUMNS);
+// Queued events chained per statement round: bounds one chaining transaction's reads.
+const CHAIN_BATCH = 500;
 
 /**
  * The one SQL store: every statement of the {@link Store} contract written once (the `sql` tag),
@@ -71,6 +82,17 @@ export class SqlStore implements Store {
   readonly capabilities: StoreCapabilities;
   readonly #driver: SqlDriver;
   readonly #migrations: readonly SqlMigration[];
+  // Write transactions in flight: one alone chains its events itself (see appendAudit).
+  #active = 0;
+  // Events returned unchained to callers still waiting for their chaining, by id.
+  readonly #waiting = new Map<string, AuditEvent>();
+  readonly #passes = new Map<
+    string,
+    {
+      running: Promise<Map<string, AuditEvent>> | undefined;
+      next: Promise<Map<string, AuditEvent>> | undefined;
+    }
+  >();
 
   constructor(driver: SqlDriver, migrations: readonly SqlMigration[]) {
     this.#driver = driver;
@@ -114,17 +136,121 @@ export class SqlStore implements Store {
     });
   }
 
-  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
-    return this.#driver.transaction(async (session) => {
-      const tx = new SqlTransaction(session, this.#driver);
-      const result = await fn(tx);
+  async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+    let committed: SqlTransaction | undefined;
+    this.#active++;
+    const result = await this.#driver
+      .transaction(async (session) => {
+        const tx = new SqlTransaction(session, this.#driver, () => this.#active === 1);
+        const value = await fn(tx);
+        await tx.writeHeads();
+        committed = tx;
+        return value;
+      })
+      .finally(() => {
+        this.#active--;
+      });
+    if (committed && committed.queued.length > 0) await this.#chainAfterCommit(committed.queued);
+    return result;
+  }
+
+  /**
+   * Chains what a committed transaction queued, and fills in the events it returned. Another
+   * transaction may chain them first (it drains the queue when it takes the head): then they are
+   * read back. If chaining fails here the events stay queued, committed, for the next transaction
+   * that takes the head or `chainQueued`; the caller's commit stands either way.
+   */
+  async #chainAfterCommit(queued: readonly Queued[]): Promise<void> {
+    for (const q of queued) this.#waiting.set(q.event.id, q.event);
+    try {
+      const byTenant = new Map<string, Queued[]>();
+      for (const q of queued) byTenant.set(q.event.tenant, [...(byTenant.get(q.event.tenant) ?? []), q]);
+      for (const [tenant, mine] of byTenant) {
+        const unchained = () => mine.filter((q) => q.event.seq === 0);
+        // A pass already running may have read the queue after this commit: wait for it first.
+        await this.#passes.get(tenant)?.running?.catch(() => undefined);
+        if (unchained().length > 0) await this.#pass(tenant, mine[0]!.chainer);
+        const missing = unchained();
+        if (missing.length === 0) continue;
+        const rows = await this.#driver.read((session) =>
+          session.all(
+            sql`SELECT * FROM countersign_audit_events WHERE tenant = ${tenant} AND proposal_id IN (${sql.list([...new Set(missing.map((q) => q.event.proposalId))])}) AND id IN (${sql.list(missing.map((q) => q.event.id))})`,
+          ),
+        );
+        for (const row of rows) fillIn(this.#waiting.get(String(row['id'])), auditFromRow(row));
+      }
+    } catch {
+      // Committed and queued: chained later (see above). Nothing the caller did is undone.
+    } finally {
+      for (const q of queued) this.#waiting.delete(q.event.id);
+    }
+  }
+
+  /**
+   * A chaining pass for a tenant, shared by this store's callers: while one runs, later callers
+   * wait for the next (the running one may have read the queue before their commit), and every
+   * caller arriving meanwhile joins that same next pass. Under contention, one pass per batch.
+   */
+  #pass(tenant: string, chainer: AuditChainer): Promise<Map<string, AuditEvent>> {
+    let slot = this.#passes.get(tenant);
+    if (slot === undefined) {
+      slot = { running: undefined, next: undefined };
+      this.#passes.set(tenant, slot);
+    }
+    const s = slot;
+    if (s.next) return s.next;
+    const run = () => {
+      const pass = this.#chainTenant(tenant, chainer);
+      s.running = pass;
+      const done = () => {
+        if (s.running === pass) s.running = undefined;
+        if (!s.running && !s.next) this.#passes.delete(tenant);
+      };
+      pass.then(done, done);
+      return pass;
+    };
+    if (!s.running) return run();
+    s.next = s.running
+      .catch(() => undefined)
+      .then(() => {
+        s.next = undefined;
+        return run();
+      });
+    return s.next;
+  }
+
+  /** One chaining transaction: locks the tenant's head (waiting for it) and chains its queue. */
+  async #chainTenant(tenant: string, chainer: AuditChainer): Promise<Map<string, AuditEvent>> {
+    const chained = await this.#driver.transaction(async (session) => {
+      const tx = new SqlTransaction(session, this.#driver, () => false);
+      // Undone by a crash, a pass leaves its events queued (their own transactions were durable)
+      // for the next pass: so it need not wait for its WAL flush while it holds the head.
+      if (this.#driver.capabilities.rowLocks) await session.run(sql`SET LOCAL synchronous_commit = off`);
+      const chained = await tx.takeHeadAndDrain(tenant, chainer, true);
       await tx.writeHeads();
-      return result;
+      return chained;
     });
+    // Committed: the events this store's callers wait for are theirs now.
+    for (const [id, event] of chained) fillIn(this.#waiting.get(id), event);
+    return chained;
+  }
+
+  async chainQueued(chainer: AuditChainer, options: { readonly tenant?: string } = {}): Promise<number> {
+    const tenants =
+      options.tenant !== undefined
+        ? [options.tenant]
+        : (
+            await this.#driver.read((session) =>
+              session.all(sql`SELECT DISTINCT tenant FROM countersign_audit_queue ORDER BY tenant`),
+            )
+          ).map((r) => String(r['tenant']));
+    let count = 0;
+    for (const tenant of tenants) count += (await this.#chainTenant(tenant, chainer)).size;
+    return count;
   }
 
   read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
-    return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver)));
+    return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver, () => false)));
   }
 
   close(): Promise<void> {
@@ -159,6 +285,23 @@ function assignments(
   return { sets, columns, values };
 }
 
+/** Completes an event returned unchained with what its chaining gave it. */
+function fillIn(placeholder: AuditEvent | undefined, chained: AuditEvent): void {
+  if (placeholder === undefined || placeholder.seq !== 0) return;
+  Object.assign(placeholder, {
+    seq: chained.seq,
+    leafHash: chained.leafHash,
+    chainHash: chained.chainHash,
+    seal: chained.seal,
+  });
+}
+
+/** An event a transaction queued (returned to its caller unchained) and how to chain it. */
+interface Queued {
+  readonly event: AuditEvent;
+  readonly chainer: AuditChainer;
+}
+
 /** One store transaction (or read) on one driver session. */
 class SqlTransaction implements StoreTransaction {
   readonly local: LocalTransaction;
@@ -169,9 +312,15 @@ class SqlTransaction implements StoreTransaction {
   // Chain heads this transaction has read (null: none yet) or advanced; written before commit.
   readonly #heads = new Map<string, ChainHead | null>();
   readonly #advanced = new Set<string>();
+  // Tenants whose events this transaction queues (once one is queued, the rest follow it).
+  readonly #queuing = new Set<string>();
+  readonly #alone: () => boolean;
+  /** Events this transaction queued, to chain after it commits. */
+  readonly queued: Queued[] = [];
 
-  constructor(session: SqlSession, driver: SqlDriver) {
+  constructor(session: SqlSession, driver: SqlDriver, alone: () => boolean) {
     this.#s = session;
+    this.#alone = alone;
     this.#anyText = driver.capabilities.anyText;
     this.#rowLocks = driver.capabilities.rowLocks;
     this.#preview = driver.preview;
@@ -344,41 +493,124 @@ class SqlTransaction implements StoreTransaction {
   }
 
   /**
-   * Reads a tenant's chain head once per transaction. Where rows lock (PostgreSQL), the head row
-   * is locked until COMMIT, which serializes appends per tenant; the first append creates it
-   * (concurrent creators wait on the conflict, then lock the row the winner made). SQLite's
-   * write transaction already holds the database.
+   * Takes a tenant's chain head for this transaction and chains what waits in its queue. Where the
+   * whole database is locked for writing (SQLite) the head is read, and the queue (empty unless
+   * written by hand) drained only by an explicit pass (`drain`). Where rows lock (PostgreSQL), this
+   * is the chaining pass: the head row is locked (after whoever holds it) until COMMIT, and every
+   * queued event committed by then is chained, in queue order, with a few statements for the batch.
    */
-  async #lockHead(tenant: string): Promise<ChainHead | null> {
-    if (!this.#rowLocks)
-      return (
-        headOf(
-          await this.#one(sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}`),
-        ) ?? null
+  async takeHeadAndDrain(
+    tenant: string,
+    chainer: AuditChainer,
+    drain: boolean,
+  ): Promise<Map<string, AuditEvent>> {
+    const chained = new Map<string, AuditEvent>();
+    if (!this.#rowLocks) {
+      const row = await this.#one(
+        sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}`,
       );
-    const lock = () =>
-      this.#one(sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`);
-    let row = await lock();
-    if (row === undefined) {
-      await this.#s.run(
-        sql`INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (${tenant}, 0, '') ON CONFLICT (tenant) DO NOTHING`,
-      );
-      row = await lock();
+      this.#heads.set(tenant, headOf(row) ?? null);
+      if (!drain) return chained;
+    } else {
+      // The head, locked, and whether anything waits in the queue: one round trip.
+      const lock = () =>
+        this.#one(
+          sql`SELECT seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`,
+        );
+      let row = await lock();
+      if (row === undefined) {
+        // The tenant's first pass creates its head (a concurrent creator waits, then locks it).
+        const { changes } = await this.#s.run(
+          sql`INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (${tenant}, 0, '') ON CONFLICT (tenant) DO NOTHING`,
+        );
+        row = changes === 1 ? { seq: 0, chain_hash: '', waiting: true } : await lock();
+      }
+      this.#heads.set(tenant, headOf(row) ?? null);
+      if (!row?.['waiting']) return chained;
     }
-    return headOf(row) ?? null;
+    for (let afterN = 0; ; ) {
+      const rows = await this.#s.all(
+        sql`SELECT * FROM countersign_audit_queue WHERE tenant = ${tenant} AND n > ${afterN} ORDER BY n LIMIT ${CHAIN_BATCH}`,
+      );
+      const taken: number[] = [];
+      const events: AuditEvent[] = [];
+      for (const row of rows) {
+        const { n, event, seal } = queuedFromRow(row);
+        afterN = n;
+        // A row the key did not seal was written by hand: it is never chained (so never sealed by
+        // the server) and stays queued, where `verifyAudit` names it.
+        if (!chainer.acceptsQueued(event, seal)) continue;
+        const linked = chainer.link(this.#heads.get(tenant) ?? undefined, event);
+        this.#heads.set(tenant, { seq: linked.seq, chainHash: linked.chainHash });
+        taken.push(n);
+        events.push(linked);
+        chained.set(linked.id, linked);
+      }
+      if (events.length > 0) {
+        // One statement each for the batch: a pass costs the same few round trips for 1 or 500.
+        const values = events.map((e) => {
+          const row = auditRow(e);
+          this.#storable('countersign_audit_events', AUDIT_COLS, row);
+          return sql`(${sql.list(row)})`;
+        });
+        await this.#s.run(
+          sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`,
+        );
+        await this.#s.run(sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`);
+        this.#advanced.add(tenant);
+      }
+      if (rows.length < CHAIN_BATCH) break;
+    }
+    return chained;
   }
 
-  async appendAudit(tenant: string, build: Parameters<StoreTransaction['appendAudit']>[1]) {
-    let current = this.#heads.get(tenant);
-    if (current === undefined) current = await this.#lockHead(tenant);
-    const event = build(current ?? undefined);
-    if (event.tenant !== tenant)
-      throw new Error(`appendAudit: an event of ${event.tenant} built for the chain of ${tenant}`);
+  /**
+   * Takes the tenant's head only if no other transaction holds it (`SKIP LOCKED`), chaining what
+   * waits in its queue first so the chain keeps the order things happened in. False when held.
+   */
+  async #tryHead(tenant: string, chainer: AuditChainer): Promise<boolean> {
+    const row = await this.#one(
+      sql`SELECT seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE SKIP LOCKED`,
+    );
+    // No row: held, or a tenant's first event, whose head the chaining pass creates.
+    if (row === undefined) return false;
+    if (row['waiting']) await this.takeHeadAndDrain(tenant, chainer, true);
+    else this.#heads.set(tenant, headOf(row) ?? null);
+    return true;
+  }
+
+  async #chainNow(tenant: string, draft: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent> {
+    const event = chainer.link(this.#heads.get(tenant) ?? undefined, draft);
     const row = auditRow(event);
     this.#storable('countersign_audit_events', AUDIT_COLS, row);
     await this.#s.run(INSERT_AUDIT(row));
     this.#heads.set(tenant, { seq: event.seq, chainHash: event.chainHash });
     this.#advanced.add(tenant);
+    return event;
+  }
+
+  async appendAudit(tenant: string, draft: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent> {
+    if (draft.tenant !== tenant)
+      throw new Error(`appendAudit: an event of ${draft.tenant} built for the chain of ${tenant}`);
+    if (!this.#rowLocks) {
+      if (!this.#heads.has(tenant)) await this.takeHeadAndDrain(tenant, chainer, false);
+      return this.#chainNow(tenant, draft, chainer);
+    }
+    if (this.#alone() && !this.#queuing.has(tenant)) {
+      // The only transaction this store has in flight: chaining now, when the head is free, costs
+      // one transaction instead of two; concurrent ones would queue behind its commit, so they don't.
+      if (!this.#heads.has(tenant) && !(await this.#tryHead(tenant, chainer))) this.#queuing.add(tenant);
+      if (this.#heads.has(tenant)) return this.#chainNow(tenant, draft, chainer);
+    }
+    // Otherwise appending never touches the head: the event is queued with its seal and chained
+    // by a pass after this transaction commits (see SqlStore.transaction).
+    this.#queuing.add(tenant);
+    const seal = chainer.queueSeal(draft);
+    const row = queueRow(draft, seal);
+    this.#storable('countersign_audit_queue', QUEUE_COLUMNS, row);
+    await this.#s.run(INSERT_QUEUED(row));
+    const event: AuditEvent = { ...draft, seq: 0, leafHash: '', chainHash: '', seal: null };
+    this.queued.push({ event, chainer });
     return event;
   }
 
@@ -405,8 +637,21 @@ class SqlTransaction implements StoreTransaction {
     );
   }
 
+  async listQueuedAudit(tenant: string, limit: number) {
+    if (this.#unmatchable(tenant)) return [];
+    const rows = await this.#s.all(
+      sql`SELECT * FROM countersign_audit_queue WHERE tenant = ${tenant} ORDER BY n LIMIT ${limit}`,
+    );
+    return rows.map((row) => {
+      const { event, seal } = queuedFromRow(row);
+      return { event, seal };
+    });
+  }
+
   async auditTenants(): Promise<string[]> {
-    const rows = await this.#s.all(sql`SELECT DISTINCT tenant FROM countersign_audit_events ORDER BY tenant`);
+    const rows = await this.#s.all(
+      sql`SELECT DISTINCT tenant FROM countersign_audit_events UNION SELECT tenant FROM countersign_audit_queue ORDER BY tenant`,
+    );
     return rows.map((r) => String(r['tenant']));
   }
 }

@@ -137,4 +137,17 @@ CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (te
     name: 'principal directory',
     sql: `${DIRECTORY_TABLES.join(';\n')};`,
   },
+  {
+    version: 11,
+    name: 'audit events queued for batched chaining',
+    // The same table as PostgreSQL's, so both stores share one schema; SQLite chains every event
+    // under its write lock and never queues one.
+    sql: `CREATE TABLE countersign_audit_queue (
+  n INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, id TEXT NOT NULL UNIQUE,
+  proposal_id TEXT NOT NULL, attempt_id TEXT, run_id TEXT NOT NULL, step TEXT NOT NULL,
+  actor TEXT NOT NULL, reason TEXT, digests_json TEXT NOT NULL, command_id TEXT, detail_json TEXT NOT NULL,
+  at INTEGER NOT NULL, seal TEXT
+);
+CREATE INDEX countersign_audit_queue_by_tenant ON countersign_audit_queue (tenant, n);`,
+  },
 ];

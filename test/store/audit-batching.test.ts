@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditChainer } from '../../src/audit/chain.js';
+import type { QueuedAuditEvent } from '../../src/audit/event.js';
+import { verifyAudit } from '../../src/audit/verify.js';
+import { queueRow, QUEUE_COLUMNS } from '../../src/store/sql-audit.js';
+import { sql } from '../../src/store/sql/sql.js';
+import type { Store } from '../../src/store/store.js';
+import { sampleProposal } from '../../src/testing/index.js';
+import { testPostgres } from '../support/postgres.js';
+
+// Batched chaining on PostgreSQL: a transaction that finds the tenant's chain head held queues its
+// events and commits without waiting; they are chained right after, in one batch (Store.appendAudit).
+
+const backend = testPostgres();
+const on = `(${backend.label})`;
+const KEY = 'k'.repeat(32);
+const sealed = auditChainer(KEY);
+let n = 0;
+
+const draft = (tenant: string, id = `evt_b${++n}`): QueuedAuditEvent => ({
+  tenant,
+  proposalId: 'prp_x',
+  attemptId: null,
+  runId: 'run-1',
+  step: 'proposed',
+  actor: 'agent:a',
+  reason: null,
+  digests: {},
+  commandId: null,
+  detail: { n },
+  at: 1_700_000_000_000 + n,
+  id,
+});
+
+async function openMigrated(options: { max?: number } = {}): Promise<Store> {
+  const store = await backend.store(options);
+  await store.migrate();
+  return store;
+}
+
+/** Writes a queue row by hand, as a crash (or a database writer) would leave it. */
+async function queueByHand(store: Store, event: QueuedAuditEvent, seal: string | null): Promise<void> {
+  await store.transaction((tx) =>
+    tx.local.run(
+      sql`INSERT INTO countersign_audit_queue (${sql.raw(QUEUE_COLUMNS.join(', '))}) VALUES (${sql.list(queueRow(event, seal))})`,
+    ),
+  );
+}
+
+beforeAll(async () => {
+  await (await backend.store()).close();
+}, 60_000);
+afterAll(() => backend.cleanup(), 60_000);
+
+describe.skipIf(backend.kind !== 'server')(
+  `batched chaining under concurrency ${on} (needs several connections: PGlite has one)`,
+  () => {
+    it('a transaction that finds the head held commits without waiting, and its event is chained after the holder’s', async () => {
+      const store = await openMigrated({ max: 4 });
+      try {
+        // The tenant's head row exists once its first event commits (creating it waits, once).
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        let held!: () => void;
+        let release!: () => void;
+        const holding = new Promise<void>((r) => {
+          held = r;
+        });
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        const a = store.transaction(async (tx) => {
+          const event = await tx.appendAudit('acme', draft('acme', 'evt_holder'), sealed);
+          held();
+          await gate;
+          return event;
+        });
+        await holding;
+        const proposal = sampleProposal({ tenant: 'acme', id: 'prp_queued' });
+        const b = store.transaction(async (tx) => {
+          await tx.insertProposal(proposal);
+          return tx.appendAudit('acme', draft('acme', 'evt_queued'), sealed);
+        });
+        // B's rows commit while A still holds the head: B never waited on A's commit.
+        for (let i = 0; i < 200 && !(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))); i++)
+          await new Promise((r) => setTimeout(r, 10));
+        expect(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))).toBeDefined();
+        const queued = await store.read((tx) => tx.listQueuedAudit('acme', 10));
+        expect(queued.map((q) => q.event.id)).toEqual(['evt_queued']);
+        expect(sealed.acceptsQueued(queued[0]!.event, queued[0]!.seal)).toBe(true);
+        release();
+        const [first, second] = await Promise.all([a, b]);
+        expect([first.id, first.seq]).toEqual(['evt_holder', 2]);
+        // Filled in before B's transaction resolved: chained after the holder, sealed.
+        expect([second.id, second.seq]).toEqual(['evt_queued', 3]);
+        expect(second.chainHash).toMatch(/^[0-9a-f]{64}$/);
+        expect(second.seal).toMatch(/^[0-9a-f]{64}$/);
+        expect(await store.read((tx) => tx.listQueuedAudit('acme', 10))).toEqual([]);
+        expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 3 });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('8 connections appending at once: one gapless chain, each transaction’s events in its own order', async () => {
+      const store = await openMigrated({ max: 8 });
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, t) =>
+            Promise.all(
+              Array.from({ length: 6 }, (_, round) =>
+                store.transaction(async (tx) => {
+                  const one = await tx.appendAudit('acme', draft('acme', `evt_${t}_${round}_1`), sealed);
+                  const two = await tx.appendAudit('acme', draft('acme', `evt_${t}_${round}_2`), sealed);
+                  return [one, two] as const;
+                }),
+              ),
+            ),
+          ),
+        );
+        const pairs = results.flat();
+        const seqs = pairs.flatMap(([one, two]) => [one.seq, two.seq]).sort((x, y) => x - y);
+        expect(seqs).toEqual(Array.from({ length: 96 }, (_, i) => i + 1));
+        for (const [one, two] of pairs) expect(two.seq).toBeGreaterThan(one.seq);
+        expect(await verifyAudit(store, { sealKey: KEY })).toEqual({
+          kind: 'intact',
+          tenants: 1,
+          events: 96,
+        });
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+  },
+);
+
+describe(`queued audit events left behind ${on}`, () => {
+  it('a genuine queued event (a crash between commit and chaining) is chained by the next append, before it', async () => {
+    const store = await openMigrated();
+    try {
+      const left = draft('acme', 'evt_left');
+      await queueByHand(store, left, sealed.queueSeal(left));
+      expect(await verifyAudit(store, { sealKey: KEY })).toEqual({
+        kind: 'intact',
+        tenants: 1,
+        events: 0,
+        queued: 1,
+      });
+      const next = await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_next'), sealed));
+      expect(next.seq).toBe(2);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+      expect(events.map((e) => [e.id, e.seq])).toEqual([
+        ['evt_left', 1],
+        ['evt_next', 2],
+      ]);
+      expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 2 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('chainQueued chains what is left for every tenant and says how many', async () => {
+    const store = await openMigrated();
+    try {
+      for (const tenant of ['acme', 'globex', 'acme']) {
+        const left = draft(tenant);
+        await queueByHand(store, left, sealed.queueSeal(left));
+      }
+      expect(await store.chainQueued(sealed)).toBe(3);
+      expect(await store.chainQueued(sealed)).toBe(0);
+      expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 2, events: 3 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a queue row the key did not seal is never chained, and verification names it', async () => {
+    const store = await openMigrated();
+    try {
+      await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_real'), sealed));
+      const forged = { ...draft('acme', 'evt_forged'), actor: 'user:boss', step: 'approved' as const };
+      await queueByHand(store, forged, null);
+      const reSealed = draft('acme', 'evt_wrong_key');
+      await queueByHand(store, reSealed, auditChainer('x'.repeat(32)).queueSeal(reSealed));
+      const after = await store.transaction((tx) =>
+        tx.appendAudit('acme', draft('acme', 'evt_after'), sealed),
+      );
+      expect(after.seq).toBe(2);
+      expect(await store.chainQueued(sealed)).toBe(0);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+      expect(events.map((e) => e.id)).toEqual(['evt_real', 'evt_after']);
+      const result = await verifyAudit(store, { sealKey: KEY });
+      expect(result).toMatchObject({
+        kind: 'broken',
+        tenant: 'acme',
+        eventId: 'evt_forged',
+        problem: 'seal_missing',
+      });
+      await store.transaction((tx) =>
+        tx.local.run(sql`DELETE FROM countersign_audit_queue WHERE id = 'evt_forged'`),
+      );
+      expect(await verifyAudit(store, { sealKey: KEY })).toMatchObject({
+        kind: 'broken',
+        eventId: 'evt_wrong_key',
+        problem: 'seal_mismatch',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+});
