@@ -22,6 +22,7 @@ const INTEGRATION = [
   'test/store/file-modes.test.ts',
   // PostgreSQL or PGlite beside SQLite.
   'test/store/postgres-store.test.ts',
+  'test/store/pglite-store.test.ts',
   'test/engine/read.test.ts',
   // 60 random histories per backend, each on a freshly migrated store (a schema each on PostgreSQL).
   'test/engine/model.test.ts',
