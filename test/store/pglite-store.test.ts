@@ -34,9 +34,13 @@ describe('the PGlite store', () => {
     await store.transaction((tx) => tx.insertProposal(record));
     expect(await store.read((r) => r.getProposal(record.tenant, record.id))).toEqual(record);
     await store.close();
-    await expect(store.read((r) => r.getProposal(record.tenant, record.id))).rejects.toBeInstanceOf(
+    await expect(store.read((r) => r.getProposal(record.tenant, record.id))).rejects.toThrow(
+      new StoreClosedError('the PGlite store is closed'),
+    );
+    await expect(store.transaction((tx) => tx.insertProposal(sampleProposal()))).rejects.toBeInstanceOf(
       StoreClosedError,
     );
+    await store.close();
   }, 60_000);
 
   it('keeps what it stored in its data directory across a close and a reopen', async () => {

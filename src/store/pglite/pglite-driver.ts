@@ -2,6 +2,7 @@ import { ConfigurationError } from '../../canonical/errors.js';
 import { PostgresDriver } from '../postgres/postgres-driver.js';
 import type { SqlCapabilities, SqlDriver, SqlSession } from '../sql/driver.js';
 import { POSTGRES_PREVIEW_SQL } from '../sql-proposals.js';
+import { StoreClosedError } from '../store-errors.js';
 import { openPglite, type PgliteDatabase, pglitePool } from './pglite-pool.js';
 
 /** Options of {@link PgliteStore}: a data directory the store opens, or your own PGlite database. */
@@ -44,6 +45,7 @@ export class PgliteDriver implements SqlDriver {
   readonly #postgres: PostgresDriver;
   readonly #database: Promise<PgliteDatabase>;
   readonly #ownDatabase: boolean;
+  #closed = false;
 
   constructor(options: PgliteStoreOptions = {}) {
     const { dataDir, database, schema } = options;
@@ -61,10 +63,12 @@ export class PgliteDriver implements SqlDriver {
   }
 
   transaction<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreClosedError('the PGlite store is closed'));
     return this.#postgres.transaction(fn);
   }
 
   read<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    if (this.#closed) return Promise.reject(new StoreClosedError('the PGlite store is closed'));
     return this.#postgres.read(fn);
   }
 
@@ -75,6 +79,8 @@ export class PgliteDriver implements SqlDriver {
 
   /** Waits for in-flight transactions, then closes the database if the store opened it. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await this.#postgres.close();
     if (!this.#ownDatabase) return;
     const db = await this.#database.catch(() => undefined);
