@@ -23,7 +23,12 @@ const INTEGRATION = [
   // PostgreSQL or PGlite beside SQLite.
   'test/store/postgres-store.test.ts',
   'test/store/audit-batching.test.ts',
+  'test/store/pglite-store.test.ts',
   'test/engine/read.test.ts',
+  // 60 random histories per backend, each on a freshly migrated store (a schema each on PostgreSQL).
+  'test/engine/model.test.ts',
+  // Fourteen engines per backend, each on a freshly migrated store.
+  'test/engine/execution.test.ts',
   'test/notify/live-feed.test.ts',
   'test/notify/outbox.test.ts',
   'test/server/audit-trust.test.ts',

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { isPostgresTarget, openStore } from '../store/open-store.js';
+import { isPgliteTarget, isPostgresTarget, openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { type CliArgs, stringOption, UsageProblem } from './command.js';
 
@@ -11,7 +11,7 @@ export const STORE_OPTIONS = {
 
 /**
  * Opens the store named by `--db FILE` (an existing SQLite file) or `--store URL|FILE` (a
- * `postgres://` URL or a SQLite path), and migrates it.
+ * `postgres://` URL, a `pglite:` location or a SQLite path), and migrates it.
  */
 export async function openCliStore(args: CliArgs, options: { mustExist?: boolean } = {}): Promise<Store> {
   const db = stringOption(args, 'db');
@@ -19,7 +19,8 @@ export async function openCliStore(args: CliArgs, options: { mustExist?: boolean
   if (db && url) throw new UsageProblem('give --db FILE or --store URL, not both');
   const target = url ?? db;
   if (!target) throw new UsageProblem('--db FILE (or --store postgres://…) is required');
-  if (!isPostgresTarget(target) && options.mustExist !== false && !existsSync(target)) {
+  const sqliteFile = !isPostgresTarget(target) && !isPgliteTarget(target);
+  if (sqliteFile && options.mustExist !== false && !existsSync(target)) {
     throw new UsageProblem(`${url ? '--store' : '--db'} ${target}: no such file`);
   }
   const store = await openStore(target);

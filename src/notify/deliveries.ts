@@ -47,13 +47,13 @@ export function deliveryView(r: OutboxRecord): DeliveryView {
 
 /** Deliveries of a store, tenant by tenant. */
 export function deliveryAdmin(store: Store, clock: Clock = { now: () => Date.now() }): DeliveryAdmin {
-  const backend = store.capabilities.name;
+  const { capabilities } = store;
   return {
     list: async (tenant, query) =>
-      (await store.transaction((tx) => outboxOf(tx, backend).list(tenant, query))).map(deliveryView),
+      (await store.transaction((tx) => outboxOf(tx, capabilities).list(tenant, query))).map(deliveryView),
     redeliver: (tenant, id) =>
       store.transaction(async (tx) => {
-        const outbox = outboxOf(tx, backend);
+        const outbox = outboxOf(tx, capabilities);
         const found = await outbox.get(tenant, id);
         if (!found) return 'not_found';
         return (await outbox.redeliver(tenant, id, clock.now())) ? 'redelivered' : 'pending';

@@ -55,7 +55,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const batchSize = options.batchSize ?? 20;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const random = options.random ?? Math.random;
-  const backend = store.capabilities.name;
+  const { capabilities } = store;
 
   const attemptResult = (delivery: OutboxRecord, sent: SendResult): AttemptResult => {
     const at = clock.now();
@@ -80,7 +80,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     const result = attemptResult(delivery, sent);
     const recorded = await store.transaction((tx) =>
-      outboxOf(tx, backend).finish(delivery.tenant, delivery.id, owner, result),
+      outboxOf(tx, capabilities).finish(delivery.tenant, delivery.id, owner, result),
     );
     const fields = {
       tenant: delivery.tenant,
@@ -102,7 +102,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const runOnce = async (): Promise<number> => {
     const now = clock.now();
     const claimed = await store.transaction((tx) =>
-      outboxOf(tx, backend).claim({ now, leaseUntil: now + leaseMs, owner, limit: batchSize }),
+      outboxOf(tx, capabilities).claim({ now, leaseUntil: now + leaseMs, owner, limit: batchSize }),
     );
     await Promise.all(claimed.map(deliver));
     return claimed.length;

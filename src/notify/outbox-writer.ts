@@ -147,7 +147,8 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
     const payloadJson = canonicalize(
       notificationPayload(event, lifecycle, record, operations.get(record.operation)),
     );
-    const outbox = outboxOf(tx, '');
+    // Inserts only: the claim's row locking does not apply here.
+    const outbox = outboxOf(tx, {});
     for (const channel of channels) {
       // Email asks approvers to act: only a new pending proposal does.
       if (channel === 'email' && lifecycle.type !== 'proposal.created') continue;

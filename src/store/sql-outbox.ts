@@ -1,6 +1,6 @@
 import type { LocalTransaction } from '../operation/define-operation.js';
 import { sql, valuesStatement } from './sql/sql.js';
-import type { StoreTransaction } from './store.js';
+import type { StoreCapabilities, StoreTransaction } from './store.js';
 
 /** Where a notification can go. */
 export type NotificationChannel = 'webhook' | 'email';
@@ -133,11 +133,16 @@ export interface Outbox {
   redeliver(tenant: string, id: string, now: number): Promise<boolean>;
 }
 
-/** The outbox of one store transaction. */
-export function outboxOf(tx: Pick<StoreTransaction, 'local'>, backend: string): Outbox {
+/**
+ * The outbox of one store transaction. With `skipLocked` (the store's capability flag), concurrent
+ * claimers skip each other's candidate rows instead of waiting on them.
+ */
+export function outboxOf(
+  tx: Pick<StoreTransaction, 'local'>,
+  capabilities: Pick<StoreCapabilities, 'skipLocked'>,
+): Outbox {
   const local: LocalTransaction = tx.local;
-  // PostgreSQL: concurrent claimers skip each other's candidate rows instead of waiting on them.
-  const lock = backend === 'postgres' ? sql.raw(' FOR UPDATE SKIP LOCKED') : sql.empty;
+  const lock = capabilities.skipLocked === true ? sql.raw(' FOR UPDATE SKIP LOCKED') : sql.empty;
   return {
     insert: async (record) => {
       const r = record as unknown as Record<string, unknown>;

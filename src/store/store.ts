@@ -108,6 +108,12 @@ export interface StoreCapabilities {
   readonly name: string;
   /** True when several processes/servers may share the store (claims stay atomic across them). */
   readonly multiProcess: boolean;
+  /**
+   * True when `SELECT … FOR UPDATE SKIP LOCKED` works in a transaction's `local` SQL: concurrent
+   * notification dispatchers then pass over each other's candidate rows instead of waiting on
+   * them. Absent means false (claims still hold: each is a compare-and-set).
+   */
+  readonly skipLocked?: boolean;
 }
 
 /**

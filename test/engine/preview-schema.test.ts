@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createEngine, defineOperation, OperationContractError } from '../../src/index.js';
-import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { ENGINE_BACKENDS, type EngineBackend, storeOn, warmUp } from '../support/engine.js';
 
 function noteOperation(preview: (text: string) => unknown) {
   return defineOperation({
@@ -16,11 +16,9 @@ function noteOperation(preview: (text: string) => unknown) {
   });
 }
 
-async function propose(operation: ReturnType<typeof noteOperation>) {
-  const engine = await createEngine({
-    store: new SqliteStore({ path: ':memory:' }),
-    operations: [operation],
-  });
+async function propose(backend: EngineBackend, operation: ReturnType<typeof noteOperation>) {
+  const { store, dispose } = await storeOn(backend);
+  const engine = await createEngine({ store, operations: [operation] });
   try {
     return await engine.propose({
       operation: 'note.add',
@@ -32,6 +30,7 @@ async function propose(operation: ReturnType<typeof noteOperation>) {
     });
   } finally {
     await engine.close();
+    await dispose();
   }
 }
 
@@ -41,15 +40,25 @@ describe('the preview schema', () => {
     expect(op.preview).toBeInstanceOf(z.ZodObject);
     expect(op.fields['text']?.highImpact).toBe(true);
   });
+});
+
+describe.each(ENGINE_BACKENDS)('the preview schema on %s', (backend) => {
+  beforeAll(() => warmUp(backend), 120_000);
 
   it('accepts a preview that matches it', async () => {
-    const r = await propose(noteOperation((text) => ({ title: 'Add a note', text })));
+    const r = await propose(
+      backend,
+      noteOperation((text) => ({ title: 'Add a note', text })),
+    );
     expect(r.kind).toBe('proposed');
   });
 
   it('makes no proposal from a preview it refuses: a bug in prepare, never shown to anyone', async () => {
-    await expect(propose(noteOperation((text) => ({ title: 'Add a note', body: text })))).rejects.toThrow(
-      OperationContractError,
-    );
+    await expect(
+      propose(
+        backend,
+        noteOperation((text) => ({ title: 'Add a note', body: text })),
+      ),
+    ).rejects.toThrow(OperationContractError);
   });
 });

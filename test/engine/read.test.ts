@@ -192,6 +192,7 @@ for (const backend of backends) {
   });
 }
 
+// SQLite only: a read tool's registration is checked by createEngine whatever the store.
 describe('createEngine({ readTools })', () => {
   it('refuses a read tool registered twice, and lists the registered ones', async () => {
     const { dir, cleanup } = tempDir();

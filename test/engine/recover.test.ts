@@ -1,159 +1,167 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { DRAFTS_TABLE, demoWorld } from '../../examples/index.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { demoWorld } from '../../examples/index.js';
 import type { FaultPoint } from '../../src/engine/faults.js';
+import type { Store } from '../../src/store/store.js';
 import {
   approver,
   claimProposal,
+  draftRows,
+  ENGINE_BACKENDS,
   type Harness,
-  harness,
+  harnessOn,
   proposeDraft,
   proposePayment,
+  warmUp,
 } from '../support/engine.js';
 
-let h: Harness | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-});
-
-const LEASE = 60_000;
-
-/** A fault hook that parks the worker forever at one point (a crash, as far as the store can tell), or until released. */
-function stallAt(point: FaultPoint) {
-  let release: () => void = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let reached: () => void = () => {};
-  const reachedPromise = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  let armed = true;
-  return {
-    hook: async (p: FaultPoint) => {
-      if (p === point && armed) {
-        armed = false;
-        reached();
-        await released;
-      }
-    },
-    reached: reachedPromise,
-    release: () => release(),
-  };
-}
-
-describe('recovery after a worker stops mid-attempt', () => {
-  it('a worker past its lease still commits once when no sweep took over; a later sweep finds nothing', async () => {
-    const stall = stallAt('before_outcome_commit');
-    h = await harness({ leaseMs: LEASE, faults: stall.hook });
-    const proposal = await proposeDraft(h.engine);
-    const contract = await claimProposal(h.engine, proposal);
-    // The worker holds its transaction open at the stall, so no sweep can run meanwhile; released
-    // after its lease, it still commits, since nothing took its attempt over.
-    const first = h.engine.execute(contract);
-    await stall.reached;
-    h.clock.advance(LEASE + 1);
-    stall.release();
-    await first;
-    expect(await h.engine.recover()).toMatchObject({ examined: 0 });
-    const rows = h.store.database.prepare(`SELECT * FROM ${DRAFTS_TABLE}`).all();
-    expect(rows).toHaveLength(1);
+describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
+  beforeAll(() => warmUp(backend), 120_000);
+  let h: Harness<Store> | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
   });
 
-  it('a local attempt claimed and never executed is re-run by the sweep, only after its lease', async () => {
-    h = await harness({ leaseMs: LEASE });
-    const proposal = await proposeDraft(h.engine);
-    const claimed = await h.engine.approve({
-      tenant: 'acme',
-      proposalId: proposal.id,
-      approver: approver(),
-      seenDigest: proposal.digest,
+  const LEASE = 60_000;
+
+  /** A fault hook that parks the worker forever at one point (a crash, as far as the store can tell), or until released. */
+  function stallAt(point: FaultPoint) {
+    let release: () => void = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
     });
-    expect(claimed.kind).toBe('claimed');
-    h.clock.advance(LEASE - 1);
-    expect(await h.engine.recover()).toEqual({
-      examined: 0,
-      rerun: 0,
-      toReconciliation: 0,
-      parked: 0,
-      skipped: 0,
-      chained: 0,
+    let reached: () => void = () => {};
+    const reachedPromise = new Promise<void>((resolve) => {
+      reached = resolve;
     });
-    h.clock.advance(2);
-    const [a, b] = await Promise.all([h.engine.recover(), h.engine.recover()]);
-    expect(a!.rerun + b!.rerun).toBe(1);
-    const stored = await h.engine.get('acme', proposal.id);
-    expect(stored?.status).toBe('succeeded');
-    expect(stored?.attempts).toBe(2);
-    expect(h.store.database.prepare(`SELECT * FROM ${DRAFTS_TABLE}`).all()).toHaveLength(1);
-    // The original worker, waking now, is fenced and changes nothing.
-    if (claimed.kind === 'claimed') expect(await h.engine.execute(claimed.contract)).toEqual(stored?.outcome);
-    expect(h.store.database.prepare(`SELECT * FROM ${DRAFTS_TABLE}`).all()).toHaveLength(1);
-    const steps = (await h.engine.audit('acme', proposal.id)).map((e) => e.step);
-    expect(steps.filter((s) => s === 'claimed')).toHaveLength(2);
-  });
+    let armed = true;
+    return {
+      hook: async (p: FaultPoint) => {
+        if (p === point && armed) {
+          armed = false;
+          reached();
+          await released;
+        }
+      },
+      reached: reachedPromise,
+      release: () => release(),
+    };
+  }
 
-  it.each([
-    ['before_provider_call', 0, 'terminal_failure'],
-    ['after_provider_accepted', 1, 'succeeded'],
-  ] as const)(
-    'an external worker stopped at %s ends needs_reconciliation, then reconciles (%i provider calls)',
-    async (point, calls, final) => {
-      const stall = stallAt(point);
-      const world = demoWorld();
-      h = await harness({ leaseMs: LEASE, faults: stall.hook, world });
-      const proposal = await proposePayment(h.engine);
+  describe('recovery after a worker stops mid-attempt', () => {
+    it('a worker past its lease still commits once when no sweep took over; a later sweep finds nothing', async () => {
+      const stall = stallAt('before_outcome_commit');
+      h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook });
+      const proposal = await proposeDraft(h.engine);
       const contract = await claimProposal(h.engine, proposal);
-      void h.engine.execute(contract);
+      // The worker holds its transaction open at the stall, so no sweep can run meanwhile; released
+      // after its lease, it still commits, since nothing took its attempt over.
+      const first = h.engine.execute(contract);
       await stall.reached;
       h.clock.advance(LEASE + 1);
-      expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1, rerun: 0 });
-      expect((await h.engine.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
-      expect(world.provider.calls).toBe(calls);
-      const reconciled = await h.engine.reconcile({
+      stall.release();
+      await first;
+      expect(await h.engine.recover()).toMatchObject({ examined: 0 });
+      const rows = await draftRows(h.store);
+      expect(rows).toHaveLength(1);
+    });
+
+    it('a local attempt claimed and never executed is re-run by the sweep, only after its lease', async () => {
+      h = await harnessOn(backend, { leaseMs: LEASE });
+      const proposal = await proposeDraft(h.engine);
+      const claimed = await h.engine.approve({
         tenant: 'acme',
         proposalId: proposal.id,
-        actor: approver(),
+        approver: approver(),
+        seenDigest: proposal.digest,
       });
-      expect(reconciled.kind === 'reconciled' && reconciled.outcome.kind).toBe(final);
-      expect(world.provider.calls).toBe(calls);
-    },
-  );
+      expect(claimed.kind).toBe('claimed');
+      h.clock.advance(LEASE - 1);
+      expect(await h.engine.recover()).toEqual({
+        examined: 0,
+        rerun: 0,
+        toReconciliation: 0,
+        parked: 0,
+        skipped: 0,
+        chained: 0,
+      });
+      h.clock.advance(2);
+      const [a, b] = await Promise.all([h.engine.recover(), h.engine.recover()]);
+      expect(a!.rerun + b!.rerun).toBe(1);
+      const stored = await h.engine.get('acme', proposal.id);
+      expect(stored?.status).toBe('succeeded');
+      expect(stored?.attempts).toBe(2);
+      expect(await draftRows(h.store)).toHaveLength(1);
+      // The original worker, waking now, is fenced and changes nothing.
+      if (claimed.kind === 'claimed')
+        expect(await h.engine.execute(claimed.contract)).toEqual(stored?.outcome);
+      expect(await draftRows(h.store)).toHaveLength(1);
+      const steps = (await h.engine.audit('acme', proposal.id)).map((e) => e.step);
+      expect(steps.filter((s) => s === 'claimed')).toHaveLength(2);
+    });
 
-  it('an external attempt with no command yet is re-run: the provider never heard of it', async () => {
-    const world = demoWorld();
-    h = await harness({ leaseMs: LEASE, world });
-    const proposal = await proposePayment(h.engine);
-    const claimed = await h.engine.approve({
-      tenant: 'acme',
-      proposalId: proposal.id,
-      approver: approver(),
-      seenDigest: proposal.digest,
-    });
-    expect(claimed.kind).toBe('claimed');
-    h.clock.advance(LEASE + 1);
-    expect(await h.engine.recover()).toMatchObject({ rerun: 1 });
-    expect(world.provider.calls).toBe(1);
-    expect(world.provider.payments[0]?.idempotencyKey).toBe(`${proposal.id}.2`);
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('succeeded');
-  });
+    it.each([
+      ['before_provider_call', 0, 'terminal_failure'],
+      ['after_provider_accepted', 1, 'succeeded'],
+    ] as const)(
+      'an external worker stopped at %s ends needs_reconciliation, then reconciles (%i provider calls)',
+      async (point, calls, final) => {
+        const stall = stallAt(point);
+        const world = demoWorld();
+        h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+        const proposal = await proposePayment(h.engine);
+        const contract = await claimProposal(h.engine, proposal);
+        void h.engine.execute(contract);
+        await stall.reached;
+        h.clock.advance(LEASE + 1);
+        expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1, rerun: 0 });
+        expect((await h.engine.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
+        expect(world.provider.calls).toBe(calls);
+        const reconciled = await h.engine.reconcile({
+          tenant: 'acme',
+          proposalId: proposal.id,
+          actor: approver(),
+        });
+        expect(reconciled.kind === 'reconciled' && reconciled.outcome.kind).toBe(final);
+        expect(world.provider.calls).toBe(calls);
+      },
+    );
 
-  it('parks a proposal after maxAttempts instead of looping', async () => {
-    h = await harness({ leaseMs: LEASE });
-    const proposal = await proposeDraft(h.engine);
-    await h.engine.approve({
-      tenant: 'acme',
-      proposalId: proposal.id,
-      approver: approver(),
-      seenDigest: proposal.digest,
+    it('an external attempt with no command yet is re-run: the provider never heard of it', async () => {
+      const world = demoWorld();
+      h = await harnessOn(backend, { leaseMs: LEASE, world });
+      const proposal = await proposePayment(h.engine);
+      const claimed = await h.engine.approve({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        approver: approver(),
+        seenDigest: proposal.digest,
+      });
+      expect(claimed.kind).toBe('claimed');
+      h.clock.advance(LEASE + 1);
+      expect(await h.engine.recover()).toMatchObject({ rerun: 1 });
+      expect(world.provider.calls).toBe(1);
+      expect(world.provider.payments[0]?.idempotencyKey).toBe(`${proposal.id}.2`);
+      expect((await h.engine.get('acme', proposal.id))?.status).toBe('succeeded');
     });
-    h.clock.advance(LEASE + 1);
-    expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ parked: 1 });
-    const stored = await h.engine.get('acme', proposal.id);
-    expect(stored?.outcome).toMatchObject({
-      kind: 'terminal_failure',
-      message: 'recovery gave up after 1 attempts; nothing was committed or sent',
+
+    it('parks a proposal after maxAttempts instead of looping', async () => {
+      h = await harnessOn(backend, { leaseMs: LEASE });
+      const proposal = await proposeDraft(h.engine);
+      await h.engine.approve({
+        tenant: 'acme',
+        proposalId: proposal.id,
+        approver: approver(),
+        seenDigest: proposal.digest,
+      });
+      h.clock.advance(LEASE + 1);
+      expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ parked: 1 });
+      const stored = await h.engine.get('acme', proposal.id);
+      expect(stored?.outcome).toMatchObject({
+        kind: 'terminal_failure',
+        message: 'recovery gave up after 1 attempts; nothing was committed or sent',
+      });
+      expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ examined: 0 });
     });
-    expect(await h.engine.recover({ maxAttempts: 1 })).toMatchObject({ examined: 0 });
   });
 });

@@ -12,7 +12,8 @@ afterAll(async () => {
   await h.close();
 });
 
-const acmeDeliveries = () => h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 50 }));
+const acmeDeliveries = () =>
+  h.store.transaction((tx) => outboxOf(tx, h.store.capabilities).list('acme', { limit: 50 }));
 
 describe('the deliveries API under attack', () => {
   it('refuses agents, viewers and approvers by name; another tenant’s admin finds nothing to list or redeliver', async () => {
@@ -55,7 +56,7 @@ describe('the deliveries API under attack', () => {
     const before = await acmeDeliveries();
     const target = before[0]!;
     await h.store.transaction(async (tx) => {
-      const outbox = outboxOf(tx, 'sqlite');
+      const outbox = outboxOf(tx, h.store.capabilities);
       await outbox.claim({ now: Date.now() + 1e9, leaseUntil: Date.now() + 2e9, owner: 'test', limit: 50 });
       await outbox.finish('acme', target.id, 'test', {
         status: 'dead',

@@ -24,9 +24,11 @@ describe('the deliveries page', () => {
     const proposal = await proposeViaApi(h, 'acme', pay);
     await proposeViaApi(h, 'globex', pay);
     // A receiver that answered with hostile text: the page shows it as text, its bidi control marked.
-    const [row] = await h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 1 }));
+    const [row] = await h.store.transaction((tx) =>
+      outboxOf(tx, h.store.capabilities).list('acme', { limit: 1 }),
+    );
     await h.store.transaction(async (tx) => {
-      const outbox = outboxOf(tx, 'sqlite');
+      const outbox = outboxOf(tx, h.store.capabilities);
       await outbox.claim({ now: Date.now() + 1e9, leaseUntil: Date.now() + 2e9, owner: 'test', limit: 10 });
       await outbox.finish('acme', row!.id, 'test', {
         status: 'dead',
@@ -46,7 +48,9 @@ describe('the deliveries page', () => {
     expect(page.html).toContain('⟦U+202E⟧');
     expect(page.html).not.toContain('\u202E');
     // Only acme's deliveries.
-    const globex = await h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('globex', { limit: 5 }));
+    const globex = await h.store.transaction((tx) =>
+      outboxOf(tx, h.store.capabilities).list('globex', { limit: 5 }),
+    );
     expect(globex.length).toBeGreaterThan(0);
     for (const g of globex) expect(page.html).not.toContain(g.id);
 
@@ -54,7 +58,9 @@ describe('the deliveries page', () => {
     const again = await admin.post(`/deliveries/${row!.id}/redeliver`, { csrf });
     expect(again.status).toBe(303);
     expect(again.location).toBe('/deliveries');
-    const [after] = await h.store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 1 }));
+    const [after] = await h.store.transaction((tx) =>
+      outboxOf(tx, h.store.capabilities).list('acme', { limit: 1 }),
+    );
     expect([after?.id, after?.status, after?.attempts]).toEqual([row!.id, 'pending', 0]);
     // Another tenant's delivery is not found, exactly like a missing one.
     expect((await admin.post(`/deliveries/${globex[0]!.id}/redeliver`, { csrf })).status).toBe(404);

@@ -93,7 +93,8 @@ async function setup(smtpUrl?: string) {
     },
     retry: { delaysMs: [60_000], thenEveryMs: 60_000, budgetMs: 3_600_000, jitter: 0 },
   });
-  const deliveries = () => store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 10 }));
+  const deliveries = () =>
+    store.transaction((tx) => outboxOf(tx, store.capabilities).list('acme', { limit: 10 }));
   return { engine: h.engine, dispatcher, deliveries };
 }
 

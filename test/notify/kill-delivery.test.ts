@@ -69,7 +69,7 @@ async function makeEvents(engine: Engine, count: number): Promise<void> {
 
 async function outboxRows(store: Store) {
   return store.transaction(async (tx) => {
-    const outbox = outboxOf(tx, store.capabilities.name);
+    const outbox = outboxOf(tx, store.capabilities);
     return [
       ...(await outbox.list('acme', { limit: 1000 })),
       ...(await outbox.list('globex', { limit: 1000 })),

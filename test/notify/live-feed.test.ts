@@ -70,7 +70,7 @@ describe.each(backends)('the live feed from the audit chain (%s)', (_name, open)
 
   it('maps the chain through the notifications mapping, with no outbox rows at all', async () => {
     const outbox = await store.transaction((tx) =>
-      outboxOf(tx, store.capabilities.name).list('acme', { limit: 10 }),
+      outboxOf(tx, store.capabilities).list('acme', { limit: 10 }),
     );
     expect(outbox).toEqual([]);
     const events = await readAll(engine, 'acme', 200);

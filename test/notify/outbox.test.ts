@@ -29,7 +29,7 @@ const backends: readonly [string, () => Promise<Store>][] = [
 /** A tenant's outbox in the order of the audit events that wrote it (webhook before email). */
 async function rows(store: Store, tenant: string): Promise<OutboxRecord[]> {
   const { all, events } = await store.transaction(async (tx) => ({
-    all: await outboxOf(tx, store.capabilities.name).list(tenant, { limit: 100 }),
+    all: await outboxOf(tx, store.capabilities).list(tenant, { limit: 100 }),
     events: await tx.listAudit(tenant, { limit: 1000 }),
   }));
   const seq = new Map(events.map((e) => [e.id, e.seq]));
@@ -211,7 +211,7 @@ describe.each(backends)('lifecycle events in the outbox (%s)', (_name, open) => 
       expect(await admin.redeliver('globex', acme[0]!.id)).toBe('not_found');
       expect(await admin.redeliver('acme', acme[0]!.id)).toBe('pending');
       const claimed = await store.transaction((tx) =>
-        outboxOf(tx, store.capabilities.name).claim({
+        outboxOf(tx, store.capabilities).claim({
           now: Date.now() + 1e9,
           leaseUntil: Date.now() + 2e9,
           owner: 'x',
@@ -252,7 +252,7 @@ describe('concurrent claims', () => {
       const now = Date.now() + 1e9;
       const claim = (store: Store, owner: string) =>
         store.transaction((tx) =>
-          outboxOf(tx, store.capabilities.name).claim({ now, leaseUntil: now + 60_000, owner, limit: 7 }),
+          outboxOf(tx, store.capabilities).claim({ now, leaseUntil: now + 60_000, owner, limit: 7 }),
         );
       const rounds = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => claim(i % 2 === 0 ? a : b, `d${i}`)));
       const ids = rounds.flat().map((r) => r.id);

@@ -44,7 +44,9 @@ async function setup(options: { retry?: RetrySchedule; timeoutMs?: number } = {}
     leaseMs: 10_000,
   });
   const deliveries = () =>
-    store.transaction((tx) => outboxOf(tx, 'sqlite').list('acme', { limit: 100 })) as Promise<OutboxRecord[]>;
+    store.transaction((tx) => outboxOf(tx, store.capabilities).list('acme', { limit: 100 })) as Promise<
+      OutboxRecord[]
+    >;
   /** Runs the dispatcher until nothing is pending (or the deadline). */
   const drain = async (deadlineMs = 15_000) => {
     const end = Date.now() + deadlineMs;

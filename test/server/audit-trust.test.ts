@@ -113,7 +113,7 @@ async function appendCopies(
 ) {
   const draft = (i: number) => draftOf(template, { at: template.at + i, ...overrides });
   await store.transaction(async (tx) => {
-    if (store.capabilities.name !== 'postgres') {
+    if (store.capabilities.name === 'sqlite') {
       for (let i = 0; i < count; i++)
         await tx.appendAudit(template.tenant, { ...draft(i), id: newId('evt') }, auditChainer(undefined));
       return;

@@ -474,7 +474,7 @@ describe('openStore and countersign migrate', () => {
     ]) {
       const store = await openStore(url);
       expect(store).toBeInstanceOf(PostgresStore);
-      expect(store.capabilities).toEqual({ name: 'postgres', multiProcess: true });
+      expect(store.capabilities).toEqual({ name: 'postgres', multiProcess: true, skipLocked: true });
       await store.close();
     }
     const sqlite = await openStore(':memory:');

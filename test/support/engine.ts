@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
+import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
 import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
 import { type FaultHook, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -124,6 +124,28 @@ export async function harnessOn(
   const pg = postgres;
   const schema = pg.newSchema();
   return engineOn(await pg.store({ schema }), schema, () => pg.dropSchema(schema), options);
+}
+
+/**
+ * A fresh, unmigrated store on a backend, for suites that build their own engine: a SQLite file in
+ * a temp dir, or a PostgreSQL schema of its own. `dispose` (after the store is closed) removes it.
+ */
+export async function storeOn(
+  backend: EngineBackend,
+): Promise<{ readonly store: Store; readonly dispose: () => Promise<void> }> {
+  if (backend === 'sqlite') {
+    const { dir, cleanup } = tempDir();
+    return { store: new SqliteStore({ path: join(dir, 'test.db') }), dispose: async () => cleanup() };
+  }
+  postgres ??= testPostgres();
+  const pg = postgres;
+  const schema = pg.newSchema();
+  return { store: await pg.store({ schema }), dispose: () => pg.dropSchema(schema) };
+}
+
+/** The demo email drafts applied in a store (the local effect's own table), on any backend. */
+export function draftRows(store: Store): Promise<readonly Record<string, unknown>[]> {
+  return store.transaction((tx) => tx.local.all(`SELECT * FROM ${DRAFTS_TABLE} ORDER BY proposal_id`));
 }
 
 /** Proposes the note's 240.49 USD invoice payment for a tenant. */

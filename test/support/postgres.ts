@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { describeStoreTarget } from '../../src/store/open-store.js';
-import {
-  type PgPool,
-  type PgPoolClient,
-  type PgQueryResult,
-  PostgresStore,
-} from '../../src/store/postgres/index.js';
+import { PgliteStore } from '../../src/store/pglite/index.js';
+import { openPglite, type PgliteDatabase, pglitePool } from '../../src/store/pglite/pglite-pool.js';
+import { type PgPool, PostgresStore } from '../../src/store/postgres/index.js';
 
 /** The real server the PostgreSQL tests use, from COUNTERSIGN_TEST_PG_URL, or undefined (embedded PGlite). */
 export const TEST_PG_URL: string | undefined = process.env['COUNTERSIGN_TEST_PG_URL'] || undefined;
@@ -23,113 +19,16 @@ export interface TestPostgres {
   newSchema(): string;
   /**
    * A store in `schema` (a fresh one by default; pass the same schema twice for two instances
-   * on one database). Not migrated; closing it ends its pool.
+   * on one database): a {@link PostgresStore} on the server, a {@link PgliteStore} on the file's
+   * one embedded database. Not migrated; closing it ends its pool (never the embedded database).
    */
-  store(options?: { readonly schema?: string; readonly max?: number }): Promise<PostgresStore>;
+  store(options?: { readonly schema?: string; readonly max?: number }): Promise<PostgresStore | PgliteStore>;
   /** Drops every schema made here and closes the embedded database. */
   cleanup(): Promise<void>;
   /** Drops one schema made here (the database stays open for the next store). */
   dropSchema(schema: string): Promise<void>;
   /** Embedded PGlite only: a pool (the store's `pg` slice) on `schema`, beside the stores, for raw SQL. */
   embeddedPool?(schema: string): Promise<PgPool>;
-}
-
-/** Serializes work on PGlite's one connection: a checked-out client holds it until released. */
-class Mutex {
-  #tail: Promise<void> = Promise.resolve();
-  lock(): Promise<() => void> {
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const acquired = this.#tail.then(() => release);
-    this.#tail = this.#tail.then(() => held);
-    return acquired;
-  }
-}
-
-/** One PGlite database shared by the stores of a test file, each store pinned to its own schema. */
-class EmbeddedPostgres {
-  readonly #db: Promise<PGlite>;
-  readonly #mutex = new Mutex();
-  #searchPath: string | undefined;
-
-  constructor() {
-    // Loaded on first use: suites that only import this module (the adapter matrix installs no
-    // PGlite) never load it.
-    this.#db = import('@electric-sql/pglite').then(({ PGlite }) => PGlite.create());
-  }
-
-  ready(): Promise<PGlite> {
-    return this.#db;
-  }
-
-  // PGlite runs one statement per extended-protocol query; a text without parameters may hold
-  // several (as with pg's simple protocol), so it goes through exec and the last result counts.
-  async #run(text: string, values: unknown[] | undefined): Promise<PgQueryResult> {
-    const db = await this.#db;
-    const result =
-      values && values.length > 0
-        ? await db.query<Record<string, unknown>>(text, values)
-        : (await db.exec(text)).at(-1);
-    if (!result) return { rows: [], rowCount: 0 };
-    const rows = result.rows as Record<string, unknown>[];
-    return { rows, rowCount: result.rowCount ?? result.affectedRows ?? rows.length };
-  }
-
-  async #acquire(schema: string): Promise<() => void> {
-    const release = await this.#mutex.lock();
-    try {
-      if (this.#searchPath !== schema) {
-        await this.#run(`CREATE SCHEMA IF NOT EXISTS ${schema}; SET search_path TO ${schema}`, undefined);
-        this.#searchPath = schema;
-      }
-    } catch (error) {
-      release();
-      throw error;
-    }
-    return release;
-  }
-
-  /** A pool (the store's declared `pg` slice) whose connections use `schema`. */
-  pool(schema: string): PgPool {
-    const connect = async (): Promise<PgPoolClient> => {
-      const release = await this.#acquire(schema);
-      let released = false;
-      return {
-        query: (text, values) => this.#run(text, values),
-        release: () => {
-          if (released) return;
-          released = true;
-          release();
-        },
-      };
-    };
-    return {
-      connect,
-      query: async (text, values) => {
-        const client = await connect();
-        try {
-          return await client.query(text, values);
-        } finally {
-          client.release();
-        }
-      },
-      end: async () => {},
-    };
-  }
-
-  /** Drops `schemas`; with `close`, closes the database after. */
-  async dropSchemas(schemas: readonly string[], close = true): Promise<void> {
-    const release = await this.#mutex.lock();
-    try {
-      for (const schema of schemas) await this.#run(`DROP SCHEMA IF EXISTS ${schema} CASCADE`, undefined);
-      this.#searchPath = undefined;
-    } finally {
-      release();
-    }
-    if (close) await (await this.#db).close();
-  }
 }
 
 /**
@@ -178,10 +77,16 @@ export function testPostgres(): TestPostgres {
       },
     };
   }
-  let embedded: EmbeddedPostgres | undefined;
+  // One PGlite database per test file, loaded on first use: suites that only import this module
+  // (the adapter matrix installs no PGlite) never load it. Each store gets a schema of its own.
+  let embedded: Promise<PgliteDatabase> | undefined;
   const db = () => {
-    embedded ??= new EmbeddedPostgres();
+    embedded ??= openPglite('memory://');
     return embedded;
+  };
+  const drop = async (names: readonly string[]) => {
+    const pool = pglitePool(db(), undefined);
+    for (const schema of names) await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   };
   return {
     kind: 'pglite',
@@ -190,18 +95,16 @@ export function testPostgres(): TestPostgres {
     newSchema,
     store: async (options = {}) => {
       const schema = options.schema ?? newSchema();
-      await db().ready();
-      return new PostgresStore({ pool: db().pool(schema) });
+      return new PgliteStore({ database: await db(), schema });
     },
     dropSchema: async (schema) => {
-      if (embedded) await embedded.dropSchemas([schema], false);
+      if (embedded) await drop([schema]);
     },
-    embeddedPool: async (schema) => {
-      await db().ready();
-      return db().pool(schema);
-    },
+    embeddedPool: async (schema) => pglitePool(db(), schema),
     cleanup: async () => {
-      if (embedded) await embedded.dropSchemas(schemas.splice(0));
+      if (!embedded) return;
+      await drop(schemas.splice(0));
+      await (await embedded).close();
       embedded = undefined;
     },
   };

@@ -97,7 +97,11 @@ export class SqlStore implements Store {
   constructor(driver: SqlDriver, migrations: readonly SqlMigration[]) {
     this.#driver = driver;
     this.#migrations = migrations;
-    this.capabilities = Object.freeze({ name: driver.name, multiProcess: driver.capabilities.multiProcess });
+    this.capabilities = Object.freeze({
+      name: driver.name,
+      multiProcess: driver.capabilities.multiProcess,
+      skipLocked: driver.capabilities.skipLocked,
+    });
   }
 
   /** Applies pending migrations in one transaction. Safe to call on every start, from many instances at once. */

@@ -162,7 +162,8 @@ async function embeddedBackend(dir: string): Promise<Backend> {
   const pool = await pglite.embeddedPool!(schema);
   return {
     name: 'postgres',
-    location: `pglite:${schema}`,
+    // Not a store location: the database is this process's embedded one, shared by schema.
+    location: `(embedded PGlite, schema ${schema})`,
     open: async () => {
       const store = await pglite.store({ schema });
       await store.migrate();
