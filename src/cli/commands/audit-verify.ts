@@ -42,6 +42,7 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
       const sealKey = sealKeyFromEnv();
       const tenants = tenant ? [tenant] : undefined;
       let events = 0;
+      let queued = 0;
       let count = 0;
       for (const t of tenants ?? (await store.read((tx) => tx.auditTenants()))) {
         const checkpoint = checkpoints.find((c) => c.tenant === t);
@@ -57,6 +58,7 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
           return 1;
         }
         events += result.events;
+        queued += result.queued ?? 0;
         count++;
       }
       for (const c of checkpoints) {
@@ -70,7 +72,7 @@ Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
         }
       }
       io.stdout(
-        `intact: ${count} tenant${count === 1 ? '' : 's'}, ${events} events${sealKey ? ', seals checked' : ''}${checkpoints.length ? `, ${checkpoints.length} checkpoint(s) held` : ''}\n`,
+        `intact: ${count} tenant${count === 1 ? '' : 's'}, ${events} events${sealKey ? ', seals checked' : ''}${checkpoints.length ? `, ${checkpoints.length} checkpoint(s) held` : ''}${queued ? `, ${queued} queued to be chained (countersign recover chains them)` : ''}\n`,
       );
       return 0;
     } finally {
