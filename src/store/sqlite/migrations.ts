@@ -137,4 +137,25 @@ CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (te
     name: 'principal directory',
     sql: `${DIRECTORY_TABLES.join(';\n')};`,
   },
+  {
+    version: 12,
+    name: 'proposal rate counters',
+    // Proposals made per (tenant, requester, second), and per (tenant, second) under requester '':
+    // the rate quota sums at most 61 of them instead of reading every proposal of the last minute.
+    // Filled with the last two minutes' proposals so the quota holds across the upgrade.
+    sql: `
+CREATE TABLE countersign_proposal_rates (
+  tenant TEXT NOT NULL, requested_by TEXT NOT NULL, second INTEGER NOT NULL, created INTEGER NOT NULL,
+  PRIMARY KEY (tenant, requested_by, second)
+) WITHOUT ROWID;
+INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, requested_by, created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (CAST(strftime('%s', 'now') AS INTEGER) - 120) * 1000 AND requested_by <> ''
+  GROUP BY tenant, requested_by, created_at / 1000;
+INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, '', created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (CAST(strftime('%s', 'now') AS INTEGER) - 120) * 1000
+  GROUP BY tenant, created_at / 1000;
+`,
+  },
 ];
