@@ -23,11 +23,11 @@ export const rateSecondOf = (ms: number): number => Math.floor(ms / 1000);
  */
 export function countRateSql(tenant: string, requestedBy: string, createdAt: number): SqlQuery {
   const second = rateSecondOf(createdAt);
-  const upsert = sql` ON CONFLICT (tenant, requested_by, second) DO UPDATE SET created = countersign_proposal_rates.created + 1 RETURNING requested_by, created`;
-  // A requester that is the empty text is counted once, as the tenant (propose refuses it anyway).
+  // Whole templates (no fragments), so each is compiled once. A requester that is the empty text
+  // is counted once, as the tenant (propose refuses it anyway).
   return requestedBy === TENANT_TOTAL
-    ? sql`INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created) VALUES (${tenant}, ${TENANT_TOTAL}, ${second}, 1)${upsert}`
-    : sql`INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created) VALUES (${tenant}, ${requestedBy}, ${second}, 1), (${tenant}, ${TENANT_TOTAL}, ${second}, 1)${upsert}`;
+    ? sql`INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created) VALUES (${tenant}, ${TENANT_TOTAL}, ${second}, 1) ON CONFLICT (tenant, requested_by, second) DO UPDATE SET created = countersign_proposal_rates.created + 1 RETURNING requested_by, created`
+    : sql`INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created) VALUES (${tenant}, ${requestedBy}, ${second}, 1), (${tenant}, ${TENANT_TOTAL}, ${second}, 1) ON CONFLICT (tenant, requested_by, second) DO UPDATE SET created = countersign_proposal_rates.created + 1 RETURNING requested_by, created`;
 }
 
 /** Whether the rows of {@link countRateSql} opened the tenant's counter of a new second. */
@@ -54,15 +54,18 @@ export function pruneRatesSql(tenant: string, createdAt: number): SqlQuery {
  * last minute holds.
  */
 export function countProposalsSql(tenant: string, query: ProposalCountQuery): SqlQuery {
-  const who = query.requestedBy === undefined ? sql.empty : sql` AND requested_by = ${query.requestedBy}`;
   const cap = capOf(query);
-  const from = sql`FROM countersign_proposals WHERE tenant = ${tenant}${who}`;
-  const live = query.pendingAt === undefined ? sql.empty : sql` AND expires_at > ${query.pendingAt}`;
+  // Without `pendingAt`, every pending proposal counts: none expires before the smallest time.
+  const live = query.pendingAt ?? Number.MIN_SAFE_INTEGER;
   const since = query.createdSince;
   // Counters hold whole seconds: [since, firstWhole s) is counted from the proposals themselves.
   const firstWhole = Math.ceil(since / 1000);
-  const requester = query.requestedBy ?? TENANT_TOTAL;
-  return sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 ${from} AND status = 'pending'${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${requester} AND second >= ${firstWhole}) AS whole, (SELECT COUNT(*) FROM (SELECT 1 ${from} AND created_at >= ${since} AND created_at < ${firstWhole * 1000} LIMIT ${cap}) e) AS part, (SELECT created_at ${from} AND created_at >= ${since} ORDER BY created_at LIMIT 1) AS oldest`;
+  const partEnd = firstWhole * 1000;
+  const who = query.requestedBy;
+  // Whole templates (no fragments), so each is compiled once per dialect.
+  return who === undefined
+    ? sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${TENANT_TOTAL} AND second >= ${firstWhole}) AS whole, (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND created_at >= ${since} AND created_at < ${partEnd} LIMIT ${cap}) e) AS part, (SELECT created_at FROM countersign_proposals WHERE tenant = ${tenant} AND created_at >= ${since} ORDER BY created_at LIMIT 1) AS oldest`
+    : sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${who} AND second >= ${firstWhole}) AS whole, (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND created_at >= ${since} AND created_at < ${partEnd} LIMIT ${cap}) e) AS part, (SELECT created_at FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND created_at >= ${since} ORDER BY created_at LIMIT 1) AS oldest`;
 }
 
 function capOf(query: ProposalCountQuery): number {

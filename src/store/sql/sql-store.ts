@@ -169,13 +169,16 @@ function updateOf(
 ): { shape: UpdateShape; values: unknown[] } {
   const fields: string[] = [];
   const values: unknown[] = [];
-  for (const [field, value] of Object.entries(patch)) {
+  let key = `${table} ${conditions.join()} SET`;
+  const given = patch as Record<string, unknown>;
+  for (const field in given) {
+    const value = given[field];
     if (value === undefined) continue;
     fields.push(field);
     values.push(value);
+    key += ` ${field}`;
   }
   if (fields.length === 0) throw new Error(`update of ${table}: empty patch`);
-  const key = `${table} ${fields.join()} ${conditions.join()}`;
   let shape = UPDATE_SHAPES.get(key);
   if (shape === undefined) {
     const columns = fields.map((field) => columnOf(fieldColumns, field));
