@@ -146,6 +146,9 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     version: 12,
     name: 'proposal rate counters',
     statements: [
+      'DROP INDEX countersign_proposals_pending_by_requester',
+      "CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by, expires_at) WHERE status = 'pending'",
+      "CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending'",
       `CREATE TABLE countersign_proposal_rates (
   tenant TEXT COLLATE "C" NOT NULL, requested_by TEXT COLLATE "C" NOT NULL, second BIGINT NOT NULL,
   created BIGINT NOT NULL,

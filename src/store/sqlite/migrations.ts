@@ -142,8 +142,13 @@ CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (te
     name: 'proposal rate counters',
     // Proposals made per (tenant, requester, second), and per (tenant, second) under requester '':
     // the rate quota sums at most 61 of them instead of reading every proposal of the last minute.
-    // Filled with the last two minutes' proposals so the quota holds across the upgrade.
+    // Filled with the last two minutes' proposals so the quota holds across the upgrade. The
+    // pending counts get partial indexes that lead with the tenant and end with the expiry: without
+    // them SQLite counted from the expiry index, i.e. every tenant's pending proposals.
     sql: `
+DROP INDEX countersign_proposals_pending_by_requester;
+CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by, expires_at) WHERE status = 'pending';
+CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending';
 CREATE TABLE countersign_proposal_rates (
   tenant TEXT NOT NULL, requested_by TEXT NOT NULL, second INTEGER NOT NULL, created INTEGER NOT NULL,
   PRIMARY KEY (tenant, requested_by, second)
