@@ -5,6 +5,7 @@ import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { GrantRecord, ProposalRecord } from '../store/records.js';
+import type { StoreReader } from '../store/store.js';
 import { claim, type ExecutionContract } from './approve.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
@@ -199,6 +200,16 @@ export async function listGrants(
   return records.map((r) => toGrant(r, now));
 }
 
+/** The proposing agent's grants (live or not) that name the proposal's operation, oldest last. */
+export async function coveringGrants(
+  reader: Pick<StoreReader, 'listGrants'>,
+  record: Pick<ProposalRecord, 'tenant' | 'requestedBy' | 'operation'>,
+): Promise<GrantRecord[]> {
+  return (await reader.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })).filter((g) =>
+    (parseStoredJson(g.operationsJson) as string[]).includes(record.operation),
+  );
+}
+
 // Refusals are ranked so the operator sees the most useful one when no grant fits.
 const RANK = { grant_exhausted: 4, outside_grant: 3, expired: 2, grant_revoked: 1 } as const;
 
@@ -217,9 +228,7 @@ export async function applyGrants(
   | (GrantDecision & { kind: 'refused' })
   | undefined
 > {
-  const candidates = (
-    await t.tx.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })
-  ).filter((g) => (parseStoredJson(g.operationsJson) as string[]).includes(record.operation));
+  const candidates = await coveringGrants(t.tx, record);
   if (candidates.length === 0) return undefined;
   const scope = parseStoredJson(record.scopeJson) as Record<string, unknown>;
   const now = ctx.clock.now();

@@ -5,7 +5,7 @@ import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest }
 import { toProposal } from './proposal.js';
 import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from './operation-types.js';
 import { execute, type ExecuteOptions } from './execute.js';
-import { applyGrants, type GrantDecision } from './grants.js';
+import { applyGrants, coveringGrants, type GrantDecision } from './grants.js';
 import { runIdProblem } from './run-id.js';
 import type { RateLimited } from './proposal-quota.js';
 
@@ -123,6 +123,10 @@ export async function propose(
   });
   if (frozen.kind !== 'frozen') return frozen;
   const { record } = frozen;
+  // Looked for before the write transaction, which then reads no grant when none covers the
+  // operation (most proposals). A grant made between this read and the insert is as if made just
+  // after it; when one covers it, the transaction reads them again and spends by compare-and-set.
+  const granted = (await ctx.store.read((tx) => coveringGrants(tx, record))).length > 0;
   const grant = await inTransaction(ctx, async (t) => {
     await t.tx.insertProposal(record);
     await t.record({
@@ -141,7 +145,7 @@ export async function propose(
         scopeDigest: record.scopeDigest,
       },
     });
-    return applyGrants(ctx, t, record);
+    return granted ? applyGrants(ctx, t, record) : undefined;
   });
   if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
   if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };

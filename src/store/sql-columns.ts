@@ -114,16 +114,33 @@ export function columnOf(columns: readonly (readonly [string, string])[], field:
   return found[1];
 }
 
+// How each column of a column list converts: 0 as stored, 1 an integer, 2 a boolean. Computed
+// once per list: rows are read and written on every lifecycle step.
+const kindsOf = new WeakMap<readonly (readonly [string, string])[], Uint8Array>();
+function kinds(columns: readonly (readonly [string, string])[]): Uint8Array {
+  let known = kindsOf.get(columns);
+  if (known === undefined) {
+    known = Uint8Array.from(columns, ([field]) =>
+      BOOLEAN_FIELDS.has(field) ? 2 : INTEGER_FIELDS.has(field) ? 1 : 0,
+    );
+    kindsOf.set(columns, known);
+  }
+  return known;
+}
+
 /** Builds a record from a row; integers come back as numbers even when the driver returns strings (pg bigint). */
 export function fromRow<T>(columns: readonly (readonly [string, string])[], row: Record<string, unknown>): T {
+  const kind = kinds(columns);
   const out: Record<string, unknown> = {};
-  for (const [field, column] of columns) {
+  for (let i = 0; i < columns.length; i++) {
+    const [field, column] = columns[i]!;
     const value = row[column];
-    out[field] = BOOLEAN_FIELDS.has(field)
-      ? value === true || value === 1 || value === '1'
-      : value !== null && value !== undefined && INTEGER_FIELDS.has(field)
-        ? Number(value)
-        : (value ?? null);
+    out[field] =
+      kind[i] === 2
+        ? value === true || value === 1 || value === '1'
+        : value !== null && value !== undefined && kind[i] === 1
+          ? Number(value)
+          : (value ?? null);
   }
   return out as T;
 }
@@ -131,9 +148,13 @@ export function fromRow<T>(columns: readonly (readonly [string, string])[], row:
 /** The row values of a record, in column order. */
 export function toRow(columns: readonly (readonly [string, string])[], record: object): unknown[] {
   const r = record as Record<string, unknown>;
-  return columns.map(([field]) =>
-    BOOLEAN_FIELDS.has(field) ? (r[field] === true ? 1 : 0) : (r[field] ?? null),
-  );
+  const kind = kinds(columns);
+  const row = new Array<unknown>(columns.length);
+  for (let i = 0; i < columns.length; i++) {
+    const value = r[columns[i]![0]];
+    row[i] = kind[i] === 2 ? (value === true ? 1 : 0) : (value ?? null);
+  }
+  return row;
 }
 
 /** Audit event fields and their SQL columns, in insert order (see `auditRow`). */

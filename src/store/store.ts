@@ -61,7 +61,11 @@ export interface ProposalQuery extends ProposalFilter {
 export interface ProposalCountQuery {
   /** Narrows to the proposals of one requesting principal (an agent). */
   readonly requestedBy?: string;
-  /** Also count the proposals (of any status) created at or after this time. */
+  /**
+   * Also count the proposals (of any status) created at or after this time. Exact for a window
+   * that starts at most two minutes before the tenant's newest proposal (a quota's is one minute):
+   * the per-second counters behind this count are kept that long.
+   */
   readonly createdSince: number;
   /**
    * Count as pending only proposals that have not expired at this time: one past its expiry no
@@ -193,7 +197,8 @@ export interface StoreTransaction {
   ): Promise<boolean>;
   /**
    * Counts a tenant's (or one requester's) pending proposals and those created since a time, for
-   * proposal quotas. Indexed: cost grows with the rows counted, never with the table.
+   * proposal quotas. Bounded: the pending count by `atMost`, the created count by counters the
+   * store keeps per second as it inserts proposals, never by the rows of the window or the table.
    */
   countProposals(tenant: string, query: ProposalCountQuery): Promise<ProposalCounts>;
   /** How many of a tenant's proposals match `filter` (every one, not a page): the console's tab counts. */

@@ -539,6 +539,41 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       },
     ),
     withStore(
+      'countProposals counts exactly across whole seconds, whatever part of its first second a window takes',
+      async (store) => {
+        const at = [999, 1000, 1500, 2000, 2999, 61_000, 61_001];
+        await store.transaction(async (tx) => {
+          for (const createdAt of at)
+            await tx.insertProposal(sampleProposal({ tenant: 'initech', requestedBy: 'agent:r', createdAt }));
+          await tx.insertProposal(
+            sampleProposal({ tenant: 'initech', requestedBy: 'agent:s', createdAt: 1500 }),
+          );
+        });
+        const count = (createdSince: number, requestedBy?: string) =>
+          store.read((tx) =>
+            tx.countProposals(
+              'initech',
+              requestedBy === undefined ? { createdSince } : { createdSince, requestedBy },
+            ),
+          );
+        for (const since of [0, 999, 1000, 1001, 1500, 1501, 2000, 2999, 3000, 61_001, 61_002]) {
+          const mine = at.filter((t) => t >= since);
+          const all = mine.length + (since <= 1500 ? 1 : 0);
+          assert.deepEqual(
+            await count(since, 'agent:r'),
+            { pending: at.length, created: mine.length, oldestCreatedAt: mine[0] ?? null },
+            `agent:r since ${since}`,
+          );
+          assert.equal((await count(since)).created, all, `the tenant since ${since}`);
+        }
+        assert.deepEqual(
+          await store.read((tx) => tx.countProposals('initech', { createdSince: 1001, atMost: 3 })),
+          { pending: 3, created: 3, oldestCreatedAt: 1500 },
+          'the created count stops at atMost too',
+        );
+      },
+    ),
+    withStore(
       'attempts: insert, list, compare-and-set, unique idempotency key, expired leases',
       async (store) => {
         const record = sampleProposal();

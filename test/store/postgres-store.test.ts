@@ -560,6 +560,7 @@ describe('openStore and countersign migrate', () => {
           'countersign_oidc_identities',
           'countersign_operators',
           'countersign_outbox',
+          'countersign_proposal_rates',
           'countersign_proposals',
           'countersign_sessions',
           'countersign_tenants',

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../../src/index.js';
 import { auditPageSql } from '../../src/store/sql-audit.js';
+import { countProposalsSql } from '../../src/store/sql-counts.js';
 import type { SqlQuery } from '../../src/store/sql/sql.js';
 import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -51,6 +52,25 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     expect(plan[0]).toMatch(
       /^SEARCH countersign_proposals USING COVERING INDEX \S+ \(tenant=\? AND status=\?\)$/,
     );
+  });
+
+  it('counts a quota from tenant-first indexes and the per-second counters: never every pending proposal or the whole minute', async () => {
+    for (const requestedBy of [undefined, 'agent:a']) {
+      const query = { createdSince: 1_001, pendingAt: 60_000, atMost: 301 };
+      const plan = await planOf(countProposalsSql('acme', requestedBy ? { ...query, requestedBy } : query));
+      const who = requestedBy ? 'tenant=? AND requested_by=?' : 'tenant=?';
+      const pending = requestedBy ? 'pending_by_requester' : 'pending_by_tenant';
+      const created = requestedBy ? 'by_requester' : 'by_created';
+      expect(plan.filter((line) => line.includes('countersign_'))).toEqual([
+        `SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_${pending} (${who} AND expires_at>?)`,
+        'SEARCH countersign_proposal_rates USING PRIMARY KEY (tenant=? AND requested_by=? AND second>?)',
+        `SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_${created} (${who} AND created_at>? AND created_at<?)`,
+        `SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_${created} (${who} AND created_at>?)`,
+      ]);
+      expect(plan.filter((line) => /TEMP B-TREE/.test(line))).toEqual([]);
+      await store?.close();
+      store = undefined;
+    }
   });
 
   it("reads one proposal's audit events through (tenant, proposal_id, seq), not the tenant's whole chain", async () => {

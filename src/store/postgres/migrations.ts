@@ -157,4 +157,26 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       'CREATE INDEX countersign_audit_queue_by_tenant ON countersign_audit_queue (tenant, n)',
     ],
   },
+  {
+    version: 12,
+    name: 'proposal rate counters',
+    statements: [
+      'DROP INDEX countersign_proposals_pending_by_requester',
+      "CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by, expires_at) WHERE status = 'pending'",
+      "CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending'",
+      `CREATE TABLE countersign_proposal_rates (
+  tenant TEXT COLLATE "C" NOT NULL, requested_by TEXT COLLATE "C" NOT NULL, second BIGINT NOT NULL,
+  created BIGINT NOT NULL,
+  PRIMARY KEY (tenant, requested_by, second)
+)`,
+      `INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, requested_by, created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (EXTRACT(EPOCH FROM now())::bigint - 120) * 1000 AND requested_by <> ''
+  GROUP BY tenant, requested_by, created_at / 1000`,
+      `INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, '', created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (EXTRACT(EPOCH FROM now())::bigint - 120) * 1000
+  GROUP BY tenant, created_at / 1000`,
+    ],
+  },
 ];

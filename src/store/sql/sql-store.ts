@@ -29,7 +29,13 @@ import {
   PROPOSAL_COLUMNS,
   toRow,
 } from '../sql-columns.js';
-import { countProposalsSql, proposalCountsOf } from '../sql-counts.js';
+import {
+  countProposalsSql,
+  countRateSql,
+  opensRateSecond,
+  proposalCountsOf,
+  pruneRatesSql,
+} from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
 import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
 import type {
@@ -43,7 +49,7 @@ import type {
   StoreTransaction,
 } from '../store.js';
 import type { SqlDriver, SqlSession } from './driver.js';
-import { type SqlQuery, sql, valuesStatement } from './sql.js';
+import { SqlQuery, sql, valuesStatement } from './sql.js';
 
 /** One versioned schema migration: statements (scripts on SQLite) applied in one transaction. */
 export interface SqlMigration {
@@ -271,22 +277,51 @@ const headOf = (row: Record<string, unknown> | undefined): ChainHead | undefined
     ? { seq: Number(row['seq']), chainHash: String(row['chain_hash']) }
     : undefined;
 
-/** `column = value, …` of the fields a patch sets (undefined fields are left alone). */
-function assignments(
+/** An `UPDATE` of one patch shape: its statement text parts and the columns it sets. */
+interface UpdateShape {
+  readonly strings: readonly string[];
+  readonly columns: readonly string[];
+}
+// Built once per table, set of fields and conditions (a handful in all): the same strings array
+// each time also lets the `sql` renderer reuse its compiled text.
+const UPDATE_SHAPES = new Map<string, UpdateShape>();
+
+/**
+ * `UPDATE table SET column = value, … WHERE condition value AND …` for the fields a patch sets
+ * (undefined fields are left alone). `conditions` are text ending where their value goes
+ * (`'tenant = '`); `values` are the patch's values, in the shape's column order.
+ */
+function updateOf(
+  table: string,
   fieldColumns: readonly (readonly [string, string])[],
   patch: object,
-): { sets: SqlQuery[]; columns: string[]; values: unknown[] } {
-  const sets: SqlQuery[] = [];
-  const columns: string[] = [];
+  conditions: readonly string[],
+): { shape: UpdateShape; values: unknown[] } {
+  const fields: string[] = [];
   const values: unknown[] = [];
-  for (const [field, value] of Object.entries(patch)) {
+  let key = `${table} ${conditions.join()} SET`;
+  const given = patch as Record<string, unknown>;
+  for (const field in given) {
+    const value = given[field];
     if (value === undefined) continue;
-    const column = columnOf(fieldColumns, field);
-    sets.push(sql`${sql.raw(column)} = ${value}`);
-    columns.push(column);
+    fields.push(field);
     values.push(value);
+    key += ` ${field}`;
   }
-  return { sets, columns, values };
+  if (fields.length === 0) throw new Error(`update of ${table}: empty patch`);
+  let shape = UPDATE_SHAPES.get(key);
+  if (shape === undefined) {
+    const columns = fields.map((field) => columnOf(fieldColumns, field));
+    const strings = [
+      `UPDATE ${table} SET ${columns[0]} = `,
+      ...columns.slice(1).map((column) => `, ${column} = `),
+      ...conditions.map((condition, i) => `${i === 0 ? ' WHERE ' : ' AND '}${condition}`),
+      '',
+    ];
+    shape = { strings, columns };
+    UPDATE_SHAPES.set(key, shape);
+  }
+  return { shape, values };
 }
 
 /** Completes an event returned unchained with what its chaining gave it. */
@@ -305,6 +340,11 @@ interface Queued {
   readonly event: AuditEvent;
   readonly chainer: AuditChainer;
 }
+
+const PROPOSAL_WHERE = ['tenant = ', 'id = ', 'status = '];
+const PROPOSAL_AT_ATTEMPT_WHERE = [...PROPOSAL_WHERE, 'current_attempt = '];
+const ATTEMPT_WHERE = ['tenant = ', 'id = ', 'status = '];
+const ATTEMPT_LEASE_WHERE = [...ATTEMPT_WHERE, 'lease_until < '];
 
 /** One store transaction (or read) on one driver session. */
 class SqlTransaction implements StoreTransaction {
@@ -358,6 +398,9 @@ class SqlTransaction implements StoreTransaction {
     const row = toRow(PROPOSAL_COLUMNS, record);
     this.#storable('countersign_proposals', PROPOSAL_COLS, row);
     await this.#s.run(INSERT_PROPOSAL(row));
+    // The rate counters commit with the proposal they count (see countProposals).
+    const counted = await this.#s.all(countRateSql(record.tenant, record.requestedBy, record.createdAt));
+    if (opensRateSecond(counted)) await this.#s.run(pruneRatesSql(record.tenant, record.createdAt));
   }
 
   async getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined> {
@@ -385,19 +428,22 @@ class SqlTransaction implements StoreTransaction {
     expected: { readonly status: ProposalRecord['status']; readonly attempt?: number },
     patch: ProposalPatch,
   ): Promise<boolean> {
-    const { sets, columns, values } = assignments(PROPOSAL_COLUMNS, patch);
-    if (sets.length === 0) throw new Error('updateProposal: empty patch');
-    this.#storable('countersign_proposals', columns, values);
-    const attempt =
-      expected.attempt === undefined ? sql.empty : sql` AND current_attempt = ${expected.attempt}`;
-    const { changes } = await this.#s.run(
-      sql`UPDATE countersign_proposals SET ${sql.join(sets)} WHERE tenant = ${tenant} AND id = ${id} AND status = ${expected.status}${attempt}`,
+    const atAttempt = expected.attempt !== undefined;
+    const { shape, values } = updateOf(
+      'countersign_proposals',
+      PROPOSAL_COLUMNS,
+      patch,
+      atAttempt ? PROPOSAL_AT_ATTEMPT_WHERE : PROPOSAL_WHERE,
     );
+    this.#storable('countersign_proposals', shape.columns, values);
+    values.push(tenant, id, expected.status);
+    if (atAttempt) values.push(expected.attempt);
+    const { changes } = await this.#s.run(new SqlQuery(shape.strings, values));
     return changes === 1;
   }
 
   async countProposals(tenant: string, query: ProposalCountQuery) {
-    return proposalCountsOf(await this.#one(countProposalsSql(tenant, query)));
+    return proposalCountsOf(await this.#one(countProposalsSql(tenant, query)), query);
   }
 
   async listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]> {
@@ -436,14 +482,17 @@ class SqlTransaction implements StoreTransaction {
     patch: AttemptPatch,
     expected: { readonly leaseBefore?: number } = {},
   ): Promise<boolean> {
-    const { sets, columns, values } = assignments(ATTEMPT_COLUMNS, patch);
-    if (sets.length === 0) throw new Error('updateAttempt: empty patch');
-    this.#storable('countersign_attempts', columns, values);
-    const lease =
-      expected.leaseBefore === undefined ? sql.empty : sql` AND lease_until < ${expected.leaseBefore}`;
-    const { changes } = await this.#s.run(
-      sql`UPDATE countersign_attempts SET ${sql.join(sets)} WHERE tenant = ${tenant} AND id = ${id} AND status = ${expectedStatus}${lease}`,
+    const leased = expected.leaseBefore !== undefined;
+    const { shape, values } = updateOf(
+      'countersign_attempts',
+      ATTEMPT_COLUMNS,
+      patch,
+      leased ? ATTEMPT_LEASE_WHERE : ATTEMPT_WHERE,
     );
+    this.#storable('countersign_attempts', shape.columns, values);
+    values.push(tenant, id, expectedStatus);
+    if (leased) values.push(expected.leaseBefore);
+    const { changes } = await this.#s.run(new SqlQuery(shape.strings, values));
     return changes === 1;
   }
 

@@ -150,4 +150,30 @@ CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (te
 );
 CREATE INDEX countersign_audit_queue_by_tenant ON countersign_audit_queue (tenant, n);`,
   },
+  {
+    version: 12,
+    name: 'proposal rate counters',
+    // Proposals made per (tenant, requester, second), and per (tenant, second) under requester '':
+    // the rate quota sums at most 61 of them instead of reading every proposal of the last minute.
+    // Filled with the last two minutes' proposals so the quota holds across the upgrade. The
+    // pending counts get partial indexes that lead with the tenant and end with the expiry: without
+    // them SQLite counted from the expiry index, i.e. every tenant's pending proposals.
+    sql: `
+DROP INDEX countersign_proposals_pending_by_requester;
+CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by, expires_at) WHERE status = 'pending';
+CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending';
+CREATE TABLE countersign_proposal_rates (
+  tenant TEXT NOT NULL, requested_by TEXT NOT NULL, second INTEGER NOT NULL, created INTEGER NOT NULL,
+  PRIMARY KEY (tenant, requested_by, second)
+) WITHOUT ROWID;
+INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, requested_by, created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (CAST(strftime('%s', 'now') AS INTEGER) - 120) * 1000 AND requested_by <> ''
+  GROUP BY tenant, requested_by, created_at / 1000;
+INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
+  SELECT tenant, '', created_at / 1000, COUNT(*) FROM countersign_proposals
+  WHERE created_at >= (CAST(strftime('%s', 'now') AS INTEGER) - 120) * 1000
+  GROUP BY tenant, created_at / 1000;
+`,
+  },
 ];
