@@ -13,7 +13,10 @@
  * Each variant runs with as many concurrent callers as connections. Rounds alternate the order of
  * the variants; each round claims freshly reset rows; the median round is reported.
  *
- * Options (environment): BENCH_CLAIMS claims per variant and round (default 1000), BENCH_ROUNDS (5).
+ * Options (environment): BENCH_CLAIMS claims per variant and round (default 1000), BENCH_ROUNDS (5),
+ * BENCH_RTT_MS (default 0): a network round trip added to every statement of the engine and of
+ * the floor alike, as to a server on another host; on loopback a claim is bound by this machine's
+ * CPU, which hides what waits on commits and locks.
  */
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
@@ -28,7 +31,33 @@ import { PostgresStore } from '../src/store/postgres/index.js';
 const URL_ = process.env['COUNTERSIGN_TEST_PG_URL'] || 'postgres://postgres@127.0.0.1:5432/test';
 const CLAIMS = Number(process.env['BENCH_CLAIMS'] ?? 1000);
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
+const RTT_MS = Number(process.env['BENCH_RTT_MS'] ?? 0);
 const POOL_SIZES = [1, 4, 8] as const;
+
+const delay = () => new Promise<void>((resolve) => setTimeout(resolve, RTT_MS));
+
+/** A `pg.Pool` whose every statement (on pooled clients too) first waits one round trip. */
+function distant(pool: pg.Pool): pg.Pool {
+  if (RTT_MS <= 0) return pool;
+  const slow = <C extends { query: (...args: never[]) => unknown }>(client: C): C =>
+    new Proxy(client, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (key !== 'query' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          await delay();
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+  return new Proxy(pool, {
+    get(target, key, receiver) {
+      if (key === 'connect') return async () => slow(await target.connect());
+      if (key === 'query') return slow(target).query;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+}
 const TENANTS = 8;
 
 type Variant = 'engine' | 'engine8' | 'raw';
@@ -112,9 +141,19 @@ async function measure(poolSize: number): Promise<Record<Variant, number>> {
   const schema = `cs_bench_${randomBytes(5).toString('hex')}`;
   const tenants8 = Array.from({ length: TENANTS }, (_, i) => `bench-t${i}`);
   const world = worldFor(['acme', ...tenants8]);
-  const store = new PostgresStore({ connectionString: URL_, schema, max: poolSize });
+  const admin = new pg.Client({ connectionString: URL_ });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  await admin.end();
+  const storePool = new pg.Pool({
+    connectionString: URL_,
+    options: `-c search_path=${schema}`,
+    max: poolSize,
+  });
+  const store = new PostgresStore({ pool: distant(storePool) });
   const engine = await createEngine({ store, operations: demoOperations(world), limits: BENCH_LIMITS });
-  const raw = new pg.Pool({ connectionString: URL_, options: `-c search_path=${schema}`, max: poolSize });
+  const rawPool = new pg.Pool({ connectionString: URL_, options: `-c search_path=${schema}`, max: poolSize });
+  const raw = distant(rawPool);
   try {
     const one = await propose(engine, ['acme'], CLAIMS, 8);
     const spread = await propose(engine, tenants8, CLAIMS, 8);
@@ -182,8 +221,9 @@ async function measure(poolSize: number): Promise<Record<Variant, number>> {
     };
   } finally {
     await engine.close();
-    await raw.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
-    await raw.end();
+    await storePool.end();
+    await rawPool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => {});
+    await rawPool.end();
   }
 }
 
@@ -200,7 +240,9 @@ async function main(): Promise<void> {
   console.log(
     `PostgreSQL ${version} at ${describeStoreTarget(URL_)}; ${cpus().length} CPUs (load average ${load} at start); Node ${process.version}`,
   );
-  console.log(`${CLAIMS} claims per variant and round, median of ${ROUNDS} rounds\n`);
+  console.log(
+    `${CLAIMS} claims per variant and round, median of ${ROUNDS} rounds${RTT_MS > 0 ? `, ${RTT_MS} ms added to every statement's round trip` : ''}\n`,
+  );
   const rows: string[][] = [
     [
       'connections',

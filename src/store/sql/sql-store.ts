@@ -88,8 +88,8 @@ export class SqlStore implements Store {
   readonly capabilities: StoreCapabilities;
   readonly #driver: SqlDriver;
   readonly #migrations: readonly SqlMigration[];
-  // Write transactions in flight: one alone chains its events itself (see appendAudit).
-  #active = 0;
+  // Tenants whose audit a transaction of this store is writing right now, and how many (see appendAudit).
+  readonly #busy = new Map<string, number>();
   // Events returned unchained to callers still waiting for their chaining, by id.
   readonly #waiting = new Map<string, AuditEvent>();
   readonly #passes = new Map<
@@ -148,17 +148,19 @@ export class SqlStore implements Store {
 
   async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
     let committed: SqlTransaction | undefined;
-    this.#active++;
+    const tries: SqlTransaction[] = [];
     const result = await this.#driver
       .transaction(async (session) => {
-        const tx = new SqlTransaction(session, this.#driver, () => this.#active === 1);
+        const tx = new SqlTransaction(session, this.#driver, this.#busy);
+        tries.push(tx);
         const value = await fn(tx);
         await tx.writeHeads();
         committed = tx;
         return value;
       })
       .finally(() => {
-        this.#active--;
+        // After COMMIT (or ROLLBACK): until then the head stays locked.
+        for (const tx of tries) tx.leaveInline();
       });
     if (committed && committed.queued.length > 0) await this.#chainAfterCommit(committed.queued);
     return result;
@@ -232,11 +234,8 @@ export class SqlStore implements Store {
   /** One chaining transaction: locks the tenant's head (waiting for it) and chains its queue. */
   async #chainTenant(tenant: string, chainer: AuditChainer): Promise<Map<string, AuditEvent>> {
     const chained = await this.#driver.transaction(async (session) => {
-      const tx = new SqlTransaction(session, this.#driver, () => false);
-      // Undone by a crash, a pass leaves its events queued (their own transactions were durable)
-      // for the next pass: so it need not wait for its WAL flush while it holds the head.
-      if (this.#driver.capabilities.rowLocks) await session.run(sql`SET LOCAL synchronous_commit = off`);
-      const chained = await tx.takeHeadAndDrain(tenant, chainer, true);
+      const tx = new SqlTransaction(session, this.#driver, undefined);
+      const chained = await tx.takeHeadAndDrain(tenant, chainer, 'pass');
       await tx.writeHeads();
       return chained;
     });
@@ -260,7 +259,7 @@ export class SqlStore implements Store {
   }
 
   read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
-    return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver, () => false)));
+    return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver, undefined)));
   }
 
   close(): Promise<void> {
@@ -358,13 +357,14 @@ class SqlTransaction implements StoreTransaction {
   readonly #advanced = new Set<string>();
   // Tenants whose events this transaction queues (once one is queued, the rest follow it).
   readonly #queuing = new Set<string>();
-  readonly #alone: () => boolean;
+  readonly #busy: Map<string, number> | undefined;
+  readonly #entered: string[] = [];
   /** Events this transaction queued, to chain after it commits. */
   readonly queued: Queued[] = [];
 
-  constructor(session: SqlSession, driver: SqlDriver, alone: () => boolean) {
+  constructor(session: SqlSession, driver: SqlDriver, busy: Map<string, number> | undefined) {
     this.#s = session;
-    this.#alone = alone;
+    this.#busy = busy;
     this.#anyText = driver.capabilities.anyText;
     this.#rowLocks = driver.capabilities.rowLocks;
     this.#preview = driver.preview;
@@ -555,7 +555,7 @@ class SqlTransaction implements StoreTransaction {
   async takeHeadAndDrain(
     tenant: string,
     chainer: AuditChainer,
-    drain: boolean,
+    mode: 'read' | 'drain' | 'pass',
   ): Promise<Map<string, AuditEvent>> {
     const chained = new Map<string, AuditEvent>();
     if (!this.#rowLocks) {
@@ -563,12 +563,16 @@ class SqlTransaction implements StoreTransaction {
         sql`SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}`,
       );
       this.#heads.set(tenant, headOf(row) ?? null);
-      if (!drain) return chained;
+      if (mode === 'read') return chained;
     } else {
-      // The head, locked, and whether anything waits in the queue: one round trip.
+      // The head, locked, and whether anything waits in the queue: one round trip. A pass, undone
+      // by a crash, leaves its events queued (their own transactions were durable) for the next
+      // pass, so it commits without waiting for its WAL flush while it holds the head.
       const lock = () =>
         this.#one(
-          sql`SELECT seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`,
+          mode === 'pass'
+            ? sql`SELECT set_config('synchronous_commit', 'off', true) AS async, seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`
+            : sql`SELECT seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`,
         );
       let row = await lock();
       if (row === undefined) {
@@ -606,15 +610,32 @@ class SqlTransaction implements StoreTransaction {
           this.#storable('countersign_audit_events', AUDIT_COLS, row);
           return sql`(${sql.list(row)})`;
         });
-        await this.#s.run(
-          sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`,
-        );
-        await this.#s.run(sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`);
-        this.#advanced.add(tenant);
+        const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`;
+        const dequeue = sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`;
+        if (this.#rowLocks) {
+          // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip).
+          const head = this.#heads.get(tenant)!;
+          await this.#s.run(
+            sql`WITH taken AS (${dequeue}), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) ${insert}`,
+          );
+        } else {
+          await this.#s.run(insert);
+          await this.#s.run(dequeue);
+          this.#advanced.add(tenant);
+        }
       }
       if (rows.length < CHAIN_BATCH) break;
     }
     return chained;
+  }
+
+  /** Ends this transaction's part in its tenants' audit writes (at commit or rollback). */
+  leaveInline(): void {
+    for (const tenant of this.#entered.splice(0)) {
+      const left = (this.#busy?.get(tenant) ?? 1) - 1;
+      if (left > 0) this.#busy?.set(tenant, left);
+      else this.#busy?.delete(tenant);
+    }
   }
 
   /**
@@ -627,7 +648,7 @@ class SqlTransaction implements StoreTransaction {
     );
     // No row: held, or a tenant's first event, whose head the chaining pass creates.
     if (row === undefined) return false;
-    if (row['waiting']) await this.takeHeadAndDrain(tenant, chainer, true);
+    if (row['waiting']) await this.takeHeadAndDrain(tenant, chainer, 'drain');
     else this.#heads.set(tenant, headOf(row) ?? null);
     return true;
   }
@@ -646,14 +667,19 @@ class SqlTransaction implements StoreTransaction {
     if (draft.tenant !== tenant)
       throw new Error(`appendAudit: an event of ${draft.tenant} built for the chain of ${tenant}`);
     if (!this.#rowLocks) {
-      if (!this.#heads.has(tenant)) await this.takeHeadAndDrain(tenant, chainer, false);
+      if (!this.#heads.has(tenant)) await this.takeHeadAndDrain(tenant, chainer, 'read');
       return this.#chainNow(tenant, draft, chainer);
     }
-    if (this.#alone() && !this.#queuing.has(tenant)) {
-      // The only transaction this store has in flight: chaining now, when the head is free, costs
-      // one transaction instead of two; concurrent ones would queue behind its commit, so they don't.
-      if (!this.#heads.has(tenant) && !(await this.#tryHead(tenant, chainer))) this.#queuing.add(tenant);
-      if (this.#heads.has(tenant)) return this.#chainNow(tenant, draft, chainer);
+    if (this.#heads.has(tenant)) return this.#chainNow(tenant, draft, chainer);
+    if (!this.#queuing.has(tenant) && this.#busy && !this.#entered.includes(tenant)) {
+      const others = this.#busy.get(tenant) ?? 0;
+      this.#busy.set(tenant, others + 1);
+      this.#entered.push(tenant);
+      // No other transaction of this store is writing this tenant's audit: chaining now, when the
+      // head is free, costs one transaction instead of two. With others in flight it would make
+      // them wait on its commit, so it queues like them.
+      if (others === 0 && (await this.#tryHead(tenant, chainer)))
+        return this.#chainNow(tenant, draft, chainer);
     }
     // Otherwise appending never touches the head: the event is queued with its seal and chained
     // by a pass after this transaction commits (see SqlStore.transaction).
