@@ -78,6 +78,8 @@ const INSERT_AUDIT = insertInto('countersign_audit_events', AUDIT_COLS);
 const INSERT_QUEUED = insertInto('countersign_audit_queue', QUEUE_COLUMNS);
 // Queued events chained per statement round: bounds one chaining transaction's reads.
 const CHAIN_BATCH = 500;
+// Queue reads of one chaining pass while it keeps finding events (see takeHeadAndDrain).
+const PASS_READS = 3;
 
 /**
  * The one SQL store: every statement of the {@link Store} contract written once (the `sql` tag),
@@ -585,46 +587,53 @@ class SqlTransaction implements StoreTransaction {
       this.#heads.set(tenant, headOf(row) ?? null);
       if (!row?.['waiting']) return chained;
     }
-    for (let afterN = 0; ; ) {
+    // Each read is a fresh snapshot of what waits, oldest first, so an event that committed late
+    // with an older place in the queue is still chained before any that depended on it. A pass
+    // reads again while it finds events (at most PASS_READS times): those that commit while it
+    // runs are chained by it, and their callers need not wait for another pass.
+    const refused = new Set<number>();
+    for (let read = 1; ; read++) {
       const rows = await this.#s.all(
-        sql`SELECT * FROM countersign_audit_queue WHERE tenant = ${tenant} AND n > ${afterN} ORDER BY n LIMIT ${CHAIN_BATCH}`,
+        sql`SELECT * FROM countersign_audit_queue WHERE tenant = ${tenant} ORDER BY n LIMIT ${CHAIN_BATCH + refused.size}`,
       );
       const taken: number[] = [];
       const events: AuditEvent[] = [];
       for (const row of rows) {
         const { n, event, seal } = queuedFromRow(row);
-        afterN = n;
+        if (refused.has(n)) continue;
         // A row the key did not seal was written by hand: it is never chained (so never sealed by
         // the server) and stays queued, where `verifyAudit` names it.
-        if (!chainer.acceptsQueued(event, seal)) continue;
+        if (!chainer.acceptsQueued(event, seal)) {
+          refused.add(n);
+          continue;
+        }
         const linked = chainer.link(this.#heads.get(tenant) ?? undefined, event);
         this.#heads.set(tenant, { seq: linked.seq, chainHash: linked.chainHash });
         taken.push(n);
         events.push(linked);
         chained.set(linked.id, linked);
       }
-      if (events.length > 0) {
-        // One statement each for the batch: a pass costs the same few round trips for 1 or 500.
-        const values = events.map((e) => {
-          const row = auditRow(e);
-          this.#storable('countersign_audit_events', AUDIT_COLS, row);
-          return sql`(${sql.list(row)})`;
-        });
-        const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`;
-        const dequeue = sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`;
-        if (this.#rowLocks) {
-          // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip).
-          const head = this.#heads.get(tenant)!;
-          await this.#s.run(
-            sql`WITH taken AS (${dequeue}), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) ${insert}`,
-          );
-        } else {
-          await this.#s.run(insert);
-          await this.#s.run(dequeue);
-          this.#advanced.add(tenant);
-        }
+      if (events.length === 0) break;
+      // One statement each for the batch: a pass costs the same few round trips for 1 or 500.
+      const values = events.map((e) => {
+        const row = auditRow(e);
+        this.#storable('countersign_audit_events', AUDIT_COLS, row);
+        return sql`(${sql.list(row)})`;
+      });
+      const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`;
+      const dequeue = sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`;
+      if (this.#rowLocks) {
+        // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip).
+        const head = this.#heads.get(tenant)!;
+        await this.#s.run(
+          sql`WITH taken AS (${dequeue}), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) ${insert}`,
+        );
+      } else {
+        await this.#s.run(insert);
+        await this.#s.run(dequeue);
+        this.#advanced.add(tenant);
       }
-      if (rows.length < CHAIN_BATCH) break;
+      if (events.length < CHAIN_BATCH && (mode !== 'pass' || read >= PASS_READS)) break;
     }
     return chained;
   }
