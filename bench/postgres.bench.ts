@@ -5,7 +5,8 @@
  * For 1, 4 and 8 connections it measures claims per second, in one process against one server:
  * - engine: `engine.approve` on pending `invoice.pay` proposals, one tenant: the whole claim
  *   (tenant-scoped read, authorization, digest and scope recomputation, the conditional UPDATE,
- *   the attempt row, two audit events chained under the tenant's head lock) in one transaction;
+ *   the attempt row, two audit events, chained inline or queued for a chaining pass) in one
+ *   transaction;
  * - engine, 8 tenants: the same with the proposals spread over 8 tenants, so the per-tenant audit
  *   chain is not the one lock every claim waits for;
  * - raw floor: one autocommit `UPDATE … WHERE status = 'pending' RETURNING id` per claim on rows of
