@@ -80,9 +80,18 @@ export function emailBroadcastApplyDraft(deps: { readonly broadcasts: BroadcastB
       const tx = ctx.transaction;
       if (!tx) throw new Error('a local effect runs inside the store transaction');
       return ctx.command(args, async (a, meta) => {
-        await tx.run(
-          `CREATE TABLE IF NOT EXISTS ${DRAFTS_TABLE} (tenant TEXT NOT NULL, broadcast_id TEXT NOT NULL, proposal_id TEXT NOT NULL, command_id TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, broadcast_id, proposal_id))`,
-        );
+        // On PostgreSQL two transactions creating the table at once race inside IF NOT EXISTS: one
+        // fails on the catalog's unique index once the other commits. The savepoint keeps that
+        // from failing the effect; the table is there either way.
+        await tx.run('SAVEPOINT create_drafts');
+        try {
+          await tx.run(
+            `CREATE TABLE IF NOT EXISTS ${DRAFTS_TABLE} (tenant TEXT NOT NULL, broadcast_id TEXT NOT NULL, proposal_id TEXT NOT NULL, command_id TEXT NOT NULL, subject TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (tenant, broadcast_id, proposal_id))`,
+          );
+        } catch {
+          await tx.run('ROLLBACK TO SAVEPOINT create_drafts');
+        }
+        await tx.run('RELEASE SAVEPOINT create_drafts');
         await tx.run(
           sql`INSERT INTO example_broadcast_drafts (tenant, broadcast_id, proposal_id, command_id, subject, body) VALUES (${ctx.tenant}, ${a.broadcast_id}, ${ctx.proposalId}, ${meta.commandId}, ${a.subject}, ${a.body})`,
         );
