@@ -11,7 +11,8 @@ export type AuditProblem =
   | 'seal_mismatch'
   | 'seal_missing'
   | 'head_mismatch'
-  | 'behind_checkpoint';
+  | 'behind_checkpoint'
+  | 'duplicate_event';
 
 /** The result of verifying one tenant's chain (or all of them). */
 export type AuditVerification =
@@ -115,6 +116,23 @@ export async function verifyAudit(
     });
     const result = verifyEvents(tenant, all, options.sealKey ? { sealKey: options.sealKey } : {});
     if (result.kind === 'broken') return result;
+    // Every event is chained once: a second event with the same id is a replayed copy (the store's
+    // unique index refuses one, unless whoever inserted it dropped the index first).
+    const chainedAt = new Map<string, number>();
+    for (const event of all) {
+      const first = chainedAt.get(event.id);
+      if (first !== undefined) {
+        return {
+          kind: 'broken',
+          tenant,
+          seq: event.seq,
+          eventId: event.id,
+          problem: 'duplicate_event',
+          message: `event #${event.seq} repeats event #${first} (${event.id}): it was chained twice`,
+        };
+      }
+      chainedAt.set(event.id, event.seq);
+    }
     const head = await store.read((tx) => tx.auditHead(tenant));
     const last = all[all.length - 1];
     if (head && (head.seq !== (last?.seq ?? 0) || head.chainHash !== (last?.chainHash ?? GENESIS))) {
@@ -151,6 +169,17 @@ export async function verifyAudit(
         eventId: forged.event.id,
         problem: forged.seal ? 'seal_mismatch' : 'seal_missing',
         message: `queued event ${forged.event.id} (not yet chained) ${forged.seal ? 'has a seal the server key did not make' : 'has no seal'}: it was not written by the server`,
+      };
+    }
+    const replayed = waiting.find((q) => chainedAt.has(q.event.id));
+    if (replayed) {
+      return {
+        kind: 'broken',
+        tenant,
+        seq: (last?.seq ?? 0) + 1,
+        eventId: replayed.event.id,
+        problem: 'duplicate_event',
+        message: `queued event ${replayed.event.id} (not yet chained) copies event #${chainedAt.get(replayed.event.id)}, already chained: it was inserted again by hand`,
       };
     }
     events += all.length;

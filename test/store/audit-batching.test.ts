@@ -4,6 +4,7 @@ import type { QueuedAuditEvent } from '../../src/audit/event.js';
 import { verifyAudit } from '../../src/audit/verify.js';
 import { queueRow, QUEUE_COLUMNS } from '../../src/store/sql-audit.js';
 import { sql } from '../../src/store/sql/sql.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleProposal } from '../../src/testing/index.js';
 import { testPostgres } from '../support/postgres.js';
@@ -133,8 +134,24 @@ describe.skipIf(backend.kind !== 'server')(
   },
 );
 
-describe(`queued audit events left behind ${on}`, () => {
-  it('a genuine queued event (a crash between commit and chaining) is chained by the next append, before it', async () => {
+// SQLite never queues an event itself, but chains what a crash or a database writer left in the
+// queue (`chainQueued`, `recover`) under the same checks.
+const leftBehind: readonly (readonly [string, () => Promise<Store>, { chainsOnAppend: boolean }])[] = [
+  [on, () => openMigrated(), { chainsOnAppend: true }],
+  [
+    '(sqlite)',
+    async () => {
+      const store = new SqliteStore({ path: ':memory:' });
+      await store.migrate();
+      return store;
+    },
+    // Under SQLite's write lock nothing queues, so an append does not look at the queue.
+    { chainsOnAppend: false },
+  ],
+];
+
+describe.each(leftBehind)('queued audit events left behind %s', (_, openMigrated, { chainsOnAppend }) => {
+  it('a genuine queued event (a crash between commit and chaining) is chained before any later event', async () => {
     const store = await openMigrated();
     try {
       const left = draft('acme', 'evt_left');
@@ -145,6 +162,7 @@ describe(`queued audit events left behind ${on}`, () => {
         events: 0,
         queued: 1,
       });
+      if (!chainsOnAppend) expect(await store.chainQueued(sealed)).toBe(1);
       const next = await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_next'), sealed));
       expect(next.seq).toBe(2);
       const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
@@ -203,6 +221,49 @@ describe(`queued audit events left behind ${on}`, () => {
         eventId: 'evt_wrong_key',
         problem: 'seal_mismatch',
       });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a genuine queue row inserted again after it was chained is never chained twice, and verification names it', async () => {
+    const store = await openMigrated();
+    try {
+      const approved = { ...draft('acme', 'evt_approved'), step: 'approved' as const, actor: 'user:ann' };
+      const copy = { event: approved, seal: sealed.queueSeal(approved) };
+      await queueByHand(store, copy.event, copy.seal);
+      expect(await store.chainQueued(sealed)).toBe(1);
+      // The copy a database writer took while the row waited, inserted again with its valid seal.
+      await queueByHand(store, copy.event, copy.seal);
+      const next = await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_next'), sealed));
+      expect(next.seq).toBe(2);
+      expect(await store.chainQueued(sealed)).toBe(0);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+      expect(events.map((e) => e.id)).toEqual(['evt_approved', 'evt_next']);
+      expect(await verifyAudit(store, { sealKey: KEY })).toMatchObject({
+        kind: 'broken',
+        tenant: 'acme',
+        seq: 3,
+        eventId: 'evt_approved',
+        problem: 'duplicate_event',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('the chain refuses a second event with an id it holds', async () => {
+    const store = await openMigrated();
+    try {
+      const first = await store.transaction((tx) =>
+        tx.appendAudit('acme', draft('acme', 'evt_once'), sealed),
+      );
+      await expect(
+        store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_once'), sealed)),
+      ).rejects.toThrow(/unique|UNIQUE/);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+      expect(events.map((e) => [e.id, e.seq])).toEqual([['evt_once', first.seq]]);
+      expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 1 });
     } finally {
       await store.close();
     }

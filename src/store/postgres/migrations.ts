@@ -179,4 +179,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
   GROUP BY tenant, created_at / 1000`,
     ],
   },
+  {
+    version: 13,
+    name: 'one chained audit event per id',
+    // See the SQLite migration of the same number.
+    statements: ['CREATE UNIQUE INDEX countersign_audit_events_id ON countersign_audit_events (tenant, id)'],
+  },
 ];

@@ -594,7 +594,7 @@ class SqlTransaction implements StoreTransaction {
     const refused = new Set<number>();
     for (let read = 1; ; read++) {
       const rows = await this.#s.all(
-        sql`SELECT * FROM countersign_audit_queue WHERE tenant = ${tenant} ORDER BY n LIMIT ${CHAIN_BATCH + refused.size}`,
+        sql`SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant} ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`,
       );
       const taken: number[] = [];
       const events: AuditEvent[] = [];
@@ -603,7 +603,8 @@ class SqlTransaction implements StoreTransaction {
         if (refused.has(n)) continue;
         // A row the key did not seal was written by hand: it is never chained (so never sealed by
         // the server) and stays queued, where `verifyAudit` names it.
-        if (!chainer.acceptsQueued(event, seal)) {
+        // Nor is a copy of a row already chained (a genuine seal, inserted again after its pass).
+        if (row['replayed'] || !chainer.acceptsQueued(event, seal)) {
           refused.add(n);
           continue;
         }

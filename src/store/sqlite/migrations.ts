@@ -176,4 +176,11 @@ INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
   GROUP BY tenant, created_at / 1000;
 `,
   },
+  {
+    version: 13,
+    name: 'one chained audit event per id',
+    // A queued row copied while it waited and inserted again after it was chained would otherwise
+    // be chained a second time; the pass refuses such a row and `verifyAudit` names it.
+    sql: 'CREATE UNIQUE INDEX countersign_audit_events_id ON countersign_audit_events (tenant, id);',
+  },
 ];
