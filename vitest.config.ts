@@ -31,6 +31,7 @@ const INTEGRATION = [
   'test/engine/execution.test.ts',
   'test/notify/live-feed.test.ts',
   'test/notify/outbox.test.ts',
+  'test/notify/outbox-retention.test.ts',
   'test/server/audit-trust.test.ts',
   'test/server/live-events.test.ts',
   'test/server/principal-directory.test.ts',

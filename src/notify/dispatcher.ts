@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { ConfigurationError } from '../canonical/errors.js';
 import { type Clock, type Logger, silentLogger } from '../engine/engine-context.js';
 import {
   type AttemptResult,
@@ -32,7 +33,19 @@ export interface DispatcherOptions {
   readonly owner?: string;
   /** For tests of the jitter; default Math.random. */
   readonly random?: () => number;
+  /**
+   * How long a finished delivery (delivered, skipped or dead) is kept after its event or its last
+   * manual redelivery (default 30 days), or `false` to keep every one. The polling loop deletes
+   * older ones once an hour ({@link Dispatcher.pruneOnce}); pending deliveries are never deleted.
+   */
+  readonly retainMs?: number | false;
 }
+
+/** Finished deliveries are kept this long by default: 30 days. */
+export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+// Deleted per transaction, so a first prune of a large backlog never holds the write lock long.
+const PRUNE_BATCH = 500;
 
 /** Delivers the notification outbox: at least once, retried on a schedule, dead after its budget. */
 export interface Dispatcher {
@@ -42,6 +55,11 @@ export interface Dispatcher {
   start(): void;
   /** Stops polling and waits for the deliveries in flight. */
   stop(): Promise<void>;
+  /**
+   * Deletes the finished deliveries older than the retention, in batches; returns how many (0 when
+   * `retainMs` is `false`). The polling loop runs it once an hour.
+   */
+  pruneOnce(): Promise<number>;
 }
 
 /** A dispatcher over one store (several may share it: leases keep them apart). */
@@ -55,6 +73,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const batchSize = options.batchSize ?? 20;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const random = options.random ?? Math.random;
+  const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
+  if (retainMs !== false && !(Number.isSafeInteger(retainMs) && retainMs > 0))
+    throw new ConfigurationError('retainMs: must be a whole number of milliseconds above 0, or false');
   const { capabilities } = store;
 
   const attemptResult = (delivery: OutboxRecord, sent: SendResult): AttemptResult => {
@@ -108,6 +129,30 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return claimed.length;
   };
 
+  const pruneOnce = async (): Promise<number> => {
+    if (retainMs === false) return 0;
+    const before = clock.now() - retainMs;
+    let pruned = 0;
+    for (;;) {
+      const deleted = await store.transaction((tx) => outboxOf(tx, capabilities).prune(before, PRUNE_BATCH));
+      pruned += deleted;
+      if (deleted < PRUNE_BATCH) break;
+    }
+    if (pruned > 0) logger.info({ pruned, before }, 'finished notifications pruned');
+    return pruned;
+  };
+
+  let lastPrune = Number.NEGATIVE_INFINITY;
+  const pruneIfDue = async () => {
+    if (retainMs === false || clock.now() - lastPrune < PRUNE_EVERY_MS) return;
+    lastPrune = clock.now();
+    try {
+      await pruneOnce();
+    } catch (error) {
+      logger.error({ err: error }, 'pruning finished notifications failed');
+    }
+  };
+
   let running: Promise<void> | undefined;
   let stopped = false;
   let wake: (() => void) | undefined;
@@ -120,6 +165,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
         logger.error({ err: error }, 'notification dispatch failed');
       }
       if (tried >= batchSize || stopped) continue;
+      await pruneIfDue();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
@@ -131,6 +177,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   };
   return {
     runOnce,
+    pruneOnce,
     start: () => {
       stopped = false;
       running ??= loop();

@@ -75,6 +75,7 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
       store: deps.store,
       senders,
       retry: config.retry,
+      retainMs: config.retainMs,
       leaseMs: deps.leaseMs ?? 2 * longest + 5_000,
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       ...(deps.logger ? { logger: deps.logger } : {}),

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../canonical/errors.js';
+import { DEFAULT_RETAIN_MS } from './dispatcher.js';
 import { type RetrySchedule, retrySchedule } from './retry-schedule.js';
 import { webhookKey } from './webhook-signature.js';
 
@@ -11,6 +12,7 @@ import { webhookKey } from './webhook-signature.js';
  *   webhook: { url: 'https://hooks.example.com/countersign', secret: process.env.WEBHOOK_SECRET },
  *   email: { smtpUrl: 'smtp://mail.example.com:587', from: 'Approvals <approvals@example.com>' },
  *   retry: { delaysMs: [1000, 5000, 30000], thenEveryMs: 3600000, budgetMs: 86400000 },
+ *   retainDays: 90,
  * }
  */
 export interface NotificationsConfig {
@@ -32,6 +34,11 @@ export interface NotificationsConfig {
   };
   /** The retry schedule (default 1 s, 5 s, 30 s, 2 min, 10 min, 1 h, then hourly for 24 h). */
   readonly retry?: Partial<RetrySchedule>;
+  /**
+   * Days a finished delivery (delivered, skipped or dead) stays listed on the deliveries page and
+   * in the API before it is deleted (default 30), or `false` to keep every one.
+   */
+  readonly retainDays?: number | false;
 }
 
 /** A checked notifications config: the retry schedule filled in. */
@@ -39,6 +46,20 @@ export interface ResolvedNotifications {
   readonly webhook?: NonNullable<NotificationsConfig['webhook']>;
   readonly email?: NonNullable<NotificationsConfig['email']>;
   readonly retry: RetrySchedule;
+  /** How long finished deliveries are kept, in ms (`false`: forever). */
+  readonly retainMs: number | false;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function retainMsOf(value: unknown): number | false {
+  if (value === undefined) return DEFAULT_RETAIN_MS;
+  if (value === false) return false;
+  if (!Number.isSafeInteger(value) || (value as number) < 1 || (value as number) > 36_500)
+    throw new ConfigurationError(
+      'notifications.retainDays: must be a whole number of days from 1 to 36500, or false',
+    );
+  return (value as number) * DAY_MS;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -122,6 +143,7 @@ export function checkNotifications(value: unknown, names: FieldNames = CONFIG_FI
     ...(resolvedWebhook ? { webhook: resolvedWebhook } : {}),
     ...(resolvedEmail ? { email: resolvedEmail } : {}),
     retry: retrySchedule(value['retry']),
+    retainMs: retainMsOf(value['retainDays']),
   };
 }
 

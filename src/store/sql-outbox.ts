@@ -131,6 +131,12 @@ export interface Outbox {
   finish(tenant: string, id: string, owner: string, result: AttemptResult): Promise<boolean>;
   /** Queues a finished (delivered, skipped or dead) delivery again, due at `now` with a fresh retry budget (same event id). */
   redeliver(tenant: string, id: string, now: number): Promise<boolean>;
+  /**
+   * Deletes up to `limit` finished (delivered, skipped or dead) deliveries of every tenant whose
+   * event (or last manual redelivery) is older than `before`, oldest first; returns how many. A
+   * pending delivery is never deleted, however old.
+   */
+  prune(before: number, limit: number): Promise<number>;
 }
 
 /**
@@ -191,6 +197,12 @@ export function outboxOf(
         sql`UPDATE countersign_outbox SET status = 'pending', next_at = ${now}, retry_from = ${now}, attempts = 0, lease_until = NULL, lease_owner = NULL, delivered_at = NULL WHERE tenant = ${tenant} AND id = ${id} AND status <> 'pending'`,
       );
       return changes === 1;
+    },
+    prune: async (before, limit) => {
+      const { changes } = await local.run(
+        sql`DELETE FROM countersign_outbox WHERE (tenant, id) IN (SELECT tenant, id FROM countersign_outbox WHERE status <> 'pending' AND retry_from < ${before} ORDER BY retry_from LIMIT ${limit})`,
+      );
+      return changes;
     },
   };
 }

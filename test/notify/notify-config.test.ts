@@ -98,6 +98,17 @@ describe('notification config', () => {
     );
     expect(configError(() => retrySchedule({ jitter: 1 }))).toMatch(/^notifications\.retry\.jitter/);
   });
+
+  it('finished deliveries are kept 30 days unless retainDays says otherwise (false: forever)', () => {
+    const hook = { webhook: { url: 'https://hooks.example.com/x', secret: SECRET } };
+    expect(checkNotifications(hook).retainMs).toBe(30 * 86_400_000);
+    expect(checkNotifications({ ...hook, retainDays: 90 }).retainMs).toBe(90 * 86_400_000);
+    expect(checkNotifications({ ...hook, retainDays: false }).retainMs).toBe(false);
+    for (const bad of [0, 1.5, -3, '30', true, 40_000])
+      expect(configError(() => checkNotifications({ ...hook, retainDays: bad }))).toBe(
+        'notifications.retainDays: must be a whole number of days from 1 to 36500, or false',
+      );
+  });
 });
 
 describe('retry schedule', () => {

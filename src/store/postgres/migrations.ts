@@ -185,4 +185,11 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // See the SQLite migration of the same number.
     statements: ['CREATE UNIQUE INDEX countersign_audit_events_id ON countersign_audit_events (tenant, id)'],
   },
+  {
+    version: 14,
+    name: 'finished notification deliveries by age',
+    statements: [
+      "CREATE INDEX countersign_outbox_finished ON countersign_outbox (retry_from) WHERE status <> 'pending'",
+    ],
+  },
 ];
