@@ -569,7 +569,7 @@ describe('path tricks', () => {
 
 describe('text PostgreSQL cannot hold (NUL) is refused by name, never a 500', () => {
   for (const backend of ['sqlite', 'postgres'] as const) {
-    it(`in the run id, section, resource and a decline note (${backend})`, async () => {
+    it(`in the run id, section, resource, a decline note and a grant (${backend})`, async () => {
       const on = backend === 'sqlite' ? h : pgH;
       const agent = on.tenants.acme.agentToken;
       for (const extra of [{ runId: 'run\u0000x' }, { section: 'sec\u0000' }, { resource: 'x:\u0000' }]) {
@@ -589,6 +589,30 @@ describe('text PostgreSQL cannot hold (NUL) is refused by name, never a 500', ()
           'invalid_request',
         ]);
       }
+      const grant = {
+        subject: 'agent:acme-assistant',
+        operations: ['invoice.pay'],
+        resource: 'invoice:*',
+        constraints: {},
+        cap: { uses: 1 },
+        expiresAt: new Date(on.clock.now() + 60_000).toISOString(),
+      };
+      for (const extra of [
+        { subject: 'agent:a\u0000' },
+        { resource: 'invoice:\u0000*' },
+        { note: 'n\u0000' },
+      ]) {
+        const r = await call(on, 'POST', '/api/v1/grants', {
+          token: on.tenants.acme.operators.admin.token,
+          body: { ...grant, ...extra },
+        });
+        expect([JSON.stringify(extra), r.status, r.body['reason']]).toEqual([
+          JSON.stringify(extra),
+          422,
+          'invalid_request',
+        ]);
+      }
+      expect(await on.engine.grants('acme')).toEqual([]);
       const p = await payment(on);
       const api = await call(on, 'POST', `/api/v1/proposals/${p.id}/decline`, {
         token: on.tenants.acme.operators.approver.token,
