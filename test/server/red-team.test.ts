@@ -498,6 +498,22 @@ describe('oversized and malformed bodies get a named 4xx, never a 500', () => {
   });
 });
 
+describe('query strings', () => {
+  it('a proposal list cursor the engine never issued is 422 invalid_request, not a silent first page', async () => {
+    const token = h.tenants.acme.operators.viewer.token;
+    for (const cursor of ['zzz', '%00', Buffer.from('1~prp_x; DROP').toString('base64url')]) {
+      const r = await call(h, 'GET', `/api/v1/proposals?cursor=${cursor}`, { token });
+      expect([cursor, r.status, r.body['reason']]).toEqual([cursor, 422, 'invalid_request']);
+    }
+    await payment();
+    await payment();
+    const first = await call(h, 'GET', '/api/v1/proposals?limit=1', { token });
+    const next = first.body['nextCursor'] as string;
+    const second = await call(h, 'GET', `/api/v1/proposals?limit=1&cursor=${next}`, { token });
+    expect(second.status).toBe(200);
+  });
+});
+
 describe('path tricks', () => {
   it('dot segments, encoded slashes and bad escapes never reach another route', async () => {
     const p = await payment();
