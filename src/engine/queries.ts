@@ -69,6 +69,11 @@ function decodeCursor(cursor: string | undefined): Position | undefined {
   return keyed ? { sort: keyed[1] as 'expires' | 'amount', key: Number(keyed[2]), id: keyed[3]! } : undefined;
 }
 
+/** Whether a string is a proposal list cursor (a `nextCursor` this engine returned). */
+export function isListCursor(cursor: string): boolean {
+  return decodeCursor(cursor) !== undefined;
+}
+
 /** The preview's `amount.minor` when it is a number, else -1: the store's amount order, in code. */
 function amountKey(record: ProposalRecord): number {
   try {

@@ -92,7 +92,8 @@ export async function readJsonBody(c: Context): Promise<JsonValue> {
 
 /**
  * Reads an `application/x-www-form-urlencoded` console form, at most {@link MAX_FORM_BYTES}. A
- * field sent twice is refused (`invalid_form`), never silently merged.
+ * field sent twice, or a NUL character anywhere, is refused (`invalid_form`), never silently merged
+ * or passed on.
  */
 export async function readFormBody(c: Context): Promise<ReadonlyMap<string, string>> {
   if (mediaType(c) !== 'application/x-www-form-urlencoded') {
@@ -107,6 +108,9 @@ export async function readFormBody(c: Context): Promise<ReadonlyMap<string, stri
   for (const [key, value] of new URLSearchParams(text)) {
     if (fields.has(key))
       throw new HttpProblem(400, 'invalid_form', `the field "${key.slice(0, 40)}" appears twice`);
+    // No form field a person types holds U+0000, and PostgreSQL text cannot store it.
+    if (key.includes('\u0000') || value.includes('\u0000'))
+      throw new HttpProblem(400, 'invalid_form', 'a form field holds a NUL character (U+0000)');
     fields.set(key, value);
   }
   return fields;

@@ -17,11 +17,16 @@ export const SQLITE_PREVIEW_SQL: PreviewSql = {
     "(CASE WHEN json_type(preview_json, '$.amount.minor') IN ('integer', 'real') THEN json_extract(preview_json, '$.amount.minor') ELSE -1 END)",
 };
 
+// jsonb cannot hold U+0000, so casting a preview whose canonical JSON escapes one (`\u0000`, text
+// a model may well produce) fails the whole statement: one such proposal would break the tenant's
+// search and amount sort. The escape becomes U+FFFD first. A title holding the six characters
+// `\u0000` literally (stored as `\\u0000`) then searches as `\ufffd`: only search text differs.
+const PREVIEW_JSONB = "replace(preview_json, '\\u0000', '\\ufffd')::jsonb";
+
 /** PostgreSQL's jsonb operators (the column is text holding canonical JSON). */
 export const POSTGRES_PREVIEW_SQL: PreviewSql = {
-  title: "(preview_json::jsonb ->> 'title')",
-  amount:
-    "(CASE WHEN jsonb_typeof(preview_json::jsonb #> '{amount,minor}') = 'number' THEN (preview_json::jsonb #>> '{amount,minor}')::numeric ELSE -1 END)",
+  title: `(${PREVIEW_JSONB} ->> 'title')`,
+  amount: `(CASE WHEN jsonb_typeof(${PREVIEW_JSONB} #> '{amount,minor}') = 'number' THEN (${PREVIEW_JSONB} #>> '{amount,minor}')::numeric ELSE -1 END)`,
 };
 
 /** `text` with LIKE's wildcards (and the escape character itself) made literal under `ESCAPE '\'`. */

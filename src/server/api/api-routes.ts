@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { z } from 'zod';
 import { AUDIT_STEPS, type AuditStep } from '../../audit/event.js';
 import type { Engine } from '../../engine/create-engine.js';
-import { AUDIT_PAGE_MAX, isAuditCursor } from '../../engine/queries.js';
+import { AUDIT_PAGE_MAX, isAuditCursor, isListCursor } from '../../engine/queries.js';
 import type { Proposal } from '../../engine/proposal.js';
 import { listReadable, readProposal } from '../../engine/read-scope.js';
 import type { Actor } from '../../operation/actor.js';
@@ -157,6 +157,9 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     const limit = query['limit'] === undefined ? 50 : Number(query['limit']);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200)
       issues.push({ path: '$.limit', message: 'expected a whole number from 1 to 200' });
+    // A cursor that is not one the engine issued would silently restart at the first page.
+    if (query['cursor'] !== undefined && !isListCursor(query['cursor']))
+      issues.push({ path: '$.cursor', message: 'expected the nextCursor of the previous page' });
     if (issues.length > 0) throw invalid(issues);
     const page = await listReadable(engine, actor, {
       limit,

@@ -10,12 +10,13 @@ import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { HttpProblem, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
+import { storableString } from './request-bodies.js';
 
 /** `POST /api/v1/grants`: a bounded approval, stated explicitly — never derived from a proposal. */
 export const GrantBody = z.strictObject({
-  subject: z.string().min(1).max(200).describe('The agent principal, e.g. agent:acme-assistant'),
+  subject: storableString().min(1).max(200).describe('The agent principal, e.g. agent:acme-assistant'),
   operations: z.array(z.string().min(1).max(100)).min(1).max(50),
-  resource: z.string().min(1).max(500).describe('A resource, or a prefix ending in *'),
+  resource: storableString().min(1).max(500).describe('A resource, or a prefix ending in *'),
   constraints: z.record(z.string(), z.unknown()).describe('Typed constraints by scope field'),
   cap: z
     .strictObject({
@@ -25,7 +26,7 @@ export const GrantBody = z.strictObject({
     })
     .optional(),
   expiresAt: z.iso.datetime({ offset: true }).describe('ISO 8601 time the grant stops approving'),
-  note: z.string().max(500).optional(),
+  note: storableString().max(500).optional(),
   satisfiesQuorum: z.boolean().optional(),
 });
 

@@ -1,26 +1,35 @@
 import { z } from 'zod';
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing NUL is the point.
+const NO_NUL = /^[^\u0000]*$/;
+
+/**
+ * A string field the store keeps in a column of its own: U+0000 is refused (422
+ * `invalid_request`). PostgreSQL text cannot hold it, so the write would fail and the request end
+ * in a 500; the API refuses it on every backend alike.
+ */
+export function storableString(): z.ZodString {
+  return z.string().regex(NO_NUL, 'a NUL character (U+0000) is not accepted');
+}
+
 /** `POST /api/v1/proposals`: tenant and requester come from the agent's token, never the body. */
 export const ProposeBody = z.strictObject({
   operation: z.string().min(1).max(100).describe('The operation kind, e.g. invoice.pay'),
   request: z.unknown().describe("The model's request: parsed strictly by the operation"),
-  runId: z
-    .string()
+  runId: storableString()
     .max(200)
     .nullish()
     .describe(
       'The agent run this proposal belongs to; missing, blank or the text "undefined"/"null" → 400 run_id_missing',
     ),
-  resource: z
-    .string()
+  resource: storableString()
     .min(1)
     .max(500)
     .optional()
     .describe(
       'The resource the proposal is about, e.g. invoice:inv-104. Optional for operations that name their own resource; when given it must agree (else 409 resource_mismatch)',
     ),
-  section: z
-    .string()
+  section: storableString()
     .min(1)
     .max(100)
     .nullish()
@@ -60,7 +69,7 @@ export const ApproveBody = z.strictObject({
 
 /** `POST /api/v1/proposals/{id}/decline`. */
 export const DeclineBody = z.strictObject({
-  reason: z.string().max(500).optional().describe('Why, in words the next model turn may read'),
+  reason: storableString().max(500).optional().describe('Why, in words the next model turn may read'),
 });
 
 /** `POST /api/v1/proposals/{id}/edit`: new values for the operation's editable request fields. */

@@ -190,7 +190,7 @@ export async function call(
 export async function proposeViaApi(
   h: ServerHarness,
   tenant: 'acme' | 'globex',
-  request: { operation: string; request: unknown; resource?: string; runId?: string },
+  request: { operation: string; request: unknown; resource?: string; runId?: string; section?: string },
 ): Promise<Record<string, unknown> & { id: string; digest: string; short: string }> {
   const response = await call(h, 'POST', '/api/v1/proposals', {
     token: h.tenants[tenant].agentToken,
