@@ -12,6 +12,7 @@ import { createEngine, type Engine } from '../../src/index.js';
 import { createCountersignApp } from '../../src/server/create-app.js';
 import { PrincipalDirectory } from '../../src/server/directory/principal-directory.js';
 import { type RunningServer, startServer } from '../../src/server/start-server.js';
+import { openStore } from '../../src/store/open-store.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { approver, tempDir } from '../support/engine.js';
 
@@ -217,6 +218,59 @@ describe('countersign mcp (stdio, through the official MCP client)', () => {
     ]);
     expect(placeholder.code).toBe(2);
     expect(placeholder.stderr).toContain('agent binding: runId is the text "undefined" or "null"');
+  });
+});
+
+describe('countersign mcp --store', () => {
+  it('serves from a PGlite directory: the token issued there opens a session that lists the demo tools', async () => {
+    const { dir, cleanup } = tempDir();
+    const location = `pglite:${join(dir, 'pg-data')}`;
+    let client: Client | undefined;
+    try {
+      // PGlite's directory is one process's at a time: seed it here, close it, then start mcp on it.
+      const store = await openStore(location);
+      await store.migrate();
+      const directory = new PrincipalDirectory(store);
+      await directory.migrate();
+      await directory.ensureTenant('acme');
+      const token = await directory.issueAgentToken({ tenant: 'acme' });
+      await store.close();
+      client = new Client({ name: 'countersign-test', version: '1.0.0' });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [
+            '--import',
+            'tsx',
+            'src/cli/main.ts',
+            'mcp',
+            '--store',
+            location,
+            '--demo',
+            '--tenant',
+            'acme',
+            '--agent-token',
+            token,
+          ],
+          cwd: ROOT,
+          stderr: 'ignore',
+        }),
+      );
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('propose_invoice_pay');
+      expect(names).toContain('get_proposal');
+    } finally {
+      await client?.close();
+      cleanup();
+    }
+  }, 60_000);
+
+  it('refuses a store scheme it does not know, naming --store and the forms it takes, exit 2', async () => {
+    const r = await cli(['mcp', '--store', 'mysql://x', '--demo', '--tenant', 'acme', '--agent-token', 't']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.split('\n')[0]).toBe(
+      'countersign mcp: --store: "mysql:" is not a store scheme; give postgres://… (or postgresql://…), pglite:DIR, pglite:memory: or a SQLite file path',
+    );
   });
 });
 

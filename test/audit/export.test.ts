@@ -472,6 +472,6 @@ describe('countersign audit export', () => {
     });
     const noDb = await cli(['audit', 'export', 'prp_nothing']);
     expect(noDb.code).toBe(2);
-    expect(noDb.err).toContain('--db FILE or --store URL is required');
+    expect(noDb.err).toContain('--db FILE or --store LOCATION is required');
   });
 });

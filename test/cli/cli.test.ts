@@ -114,6 +114,84 @@ describe('help', () => {
   });
 });
 
+describe('store locations: --db FILE and --store LOCATION, the same in every command', () => {
+  const FORMS = 'postgres://… (or postgresql://…), pglite:DIR, pglite:memory: or a SQLite file path';
+  // Each store-reading command, with the arguments it needs before it opens the store.
+  const COMMANDS_WITH_A_STORE = [
+    ['serve', '--demo'],
+    ['mcp', '--demo', '--tenant', 'acme', '--agent-token', 'cs_agent_x'],
+    ['migrate'],
+    ['recover'],
+    ['token', 'list'],
+    ['token', 'revoke', 'tok_0000000000000000'],
+    ['audit', 'verify'],
+    ['audit', 'show', 'prp_x'],
+    ['audit', 'checkpoint'],
+    ['audit', 'export', 'prp_x'],
+    ['proposals', 'list', '--tenant', 'acme'],
+    ['expire-version', '--operation', 'invoice.pay', '--below', '2'],
+  ];
+  // The command's own words: two for the grouped commands (token, audit, proposals), else one.
+  const words = (argv: readonly string[]) =>
+    argv.slice(0, ['token', 'audit', 'proposals'].includes(argv[0]!) ? 2 : 1);
+
+  it('every --help names --store LOCATION and describes its forms in the same words', async () => {
+    for (const argv of COMMANDS_WITH_A_STORE) {
+      const name = words(argv).join(' ');
+      const help = (await cli([...words(argv), '--help'])).out;
+      expect(help.split('\n')[0], name).toContain('--store LOCATION');
+      expect(help.replace(/\s+/g, ' '), name).toContain(
+        'postgres://USER@HOST/DB (or postgresql://…) for a PostgreSQL server several processes may share (?schema=NAME keeps the tables in a schema of their own; a password is never printed); pglite:DIR for PostgreSQL embedded in this process, its data in DIR (one process at a time; needs @electric-sql/pglite); pglite:memory: for the same in memory, lost on exit; or a SQLite FILE',
+      );
+    }
+  });
+
+  it('every command refuses an unknown scheme with exit 2, naming --store and the forms, never the URL', async () => {
+    for (const argv of COMMANDS_WITH_A_STORE) {
+      for (const [location, scheme] of [
+        ['mysql://app:hunter2@db/countersign', 'mysql:'],
+        ['sqlite:countersign.db', 'sqlite:'],
+      ]) {
+        const r = await cli([...argv, '--store', location!]);
+        const name = `${argv.join(' ')} --store ${location}`;
+        expect(r.code, name).toBe(2);
+        expect(r.err.split('\n')[0], name).toBe(
+          `countersign ${words(argv).join(' ')}: --store: "${scheme}" is not a store scheme; give ${FORMS}`,
+        );
+        expect(r.err, name).not.toContain('hunter2');
+      }
+    }
+  });
+
+  it('--db takes a SQLite file only, and not together with --store', async () => {
+    const url = await cli(['token', 'list', '--db', 'postgres://app@db/countersign']);
+    expect(url).toEqual({
+      code: 2,
+      out: '',
+      err: expect.stringMatching(
+        /^countersign token list: --db takes a SQLite file path; give postgres:\/\/ URLs and pglite: locations to --store\n/,
+      ),
+    });
+    const both = await cli(['token', 'list', '--db', 'a.db', '--store', 'pglite:memory:']);
+    expect(both.code).toBe(2);
+    expect(both.err.split('\n')[0]).toBe(
+      'countersign token list: pass --db FILE or --store LOCATION, not both',
+    );
+  });
+
+  it('a pglite:DIR store migrated by one command is read by another', async () => {
+    const location = `pglite:${join(dir, 'pg-data')}`;
+    const migrated = await cli(['migrate', '--store', location]);
+    expect(migrated.code, migrated.err).toBe(0);
+    expect(migrated.out.split('\n')[0]).toBe(`store pglite ${location}`);
+    expect(await cli(['token', 'list', '--store', location])).toEqual({
+      code: 0,
+      out: 'no tokens\n',
+      err: '',
+    });
+  });
+});
+
 describe('countersign demo and audit commands on a real SQLite file', () => {
   it('the walk-through shows one short hash at proposal, approval and execution, and the audit verifies', async () => {
     const db = join(dir, 'demo.db');

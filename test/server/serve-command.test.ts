@@ -220,6 +220,49 @@ describe.skipIf(!TEST_PG_URL)('countersign serve --store (COUNTERSIGN_TEST_PG_UR
   });
 });
 
+describe('countersign serve --store pglite:', () => {
+  it('serves the demo from a PGlite directory over real HTTP on loopback, answers /healthz, and stops', async () => {
+    const data = join(dir, 'pg-data');
+    const server = await serve([
+      '--demo',
+      '--store',
+      `pglite:${data}`,
+      '--demo-credentials',
+      join(dir, 'creds.json'),
+      '--port',
+      '0',
+    ]);
+    let stopped = false;
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const health = await fetch(`${server.url}/healthz`);
+      expect(health.status).toBe(200);
+      expect(await health.json()).toEqual({ status: 'ok' });
+      expect(statSync(data).isDirectory()).toBe(true);
+      expect(existsSync(join(dir, 'creds.json'))).toBe(true);
+      expect(await server.stop()).toBe(0);
+      stopped = true;
+      expect(server.stdout.join('')).toMatch(/stopped\n$/);
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    } finally {
+      if (!stopped) await server.stop();
+    }
+  });
+
+  it('refuses a store scheme it does not know, naming --store and the forms it takes, exit 2', async () => {
+    for (const location of ['mysql://app:hunter2@db/countersign', 'sqlite:countersign.db']) {
+      const errors: string[] = [];
+      const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
+      expect(await runCli(['serve', '--demo', '--store', location, '--port', '0'], io)).toBe(2);
+      const scheme = location.slice(0, location.indexOf(':') + 1);
+      expect(errors.join('').split('\n')[0]).toBe(
+        `countersign serve: --store: "${scheme}" is not a store scheme; give postgres://… (or postgresql://…), pglite:DIR, pglite:memory: or a SQLite file path`,
+      );
+      expect(errors.join('')).not.toContain('hunter2');
+    }
+  });
+});
+
 describe('countersign serve --config', () => {
   it('serves the operations of an ES module config and runs its authentication setup', async () => {
     const config = join(dir, 'countersign.config.mjs');

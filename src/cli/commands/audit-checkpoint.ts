@@ -1,7 +1,7 @@
 import type { ChainHead } from '../../audit/event.js';
 import { verifyAudit } from '../../audit/verify.js';
 import { type Command, stringOption } from '../command.js';
-import { openCliStore, STORE_OPTIONS, sealKeyFromEnv } from '../store-option.js';
+import { openCliStore, STORE_OPTIONS, sealKeyFromEnv, storeOptionsHelp } from '../store-option.js';
 
 /** One tenant's chain head as `countersign audit checkpoint` prints it (and `audit verify --checkpoint` reads it). */
 export interface AuditCheckpoint extends ChainHead {
@@ -19,14 +19,16 @@ export interface AuditCheckpoint extends ChainHead {
 export const auditCheckpointCommand: Command = {
   path: ['audit', 'checkpoint'],
   summary: 'print the audit chain head(s) as JSON, to keep outside the database',
-  help: `Usage: countersign audit checkpoint --db FILE [--tenant T]
+  help: `Usage: countersign audit checkpoint (--db FILE | --store LOCATION) [--tenant T]
 
 Verifies each tenant's audit chain (and, with COUNTERSIGN_SEAL_KEY set, its seals) and prints
 the heads as a JSON array: [{ "tenant", "seq", "chainHash", "takenAt" }]. Store the output
 outside the database; later, \`countersign audit verify --db FILE --checkpoint SAVED.json\` fails
 if the chain no longer contains those heads (a truncated tail, a rewritten history).
 Exit codes: 0 printed, 1 a chain is broken (nothing is printed to stdout) or the tenant has no
-events, 2 bad input.`,
+events, 2 bad input.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}`,
   options: { ...STORE_OPTIONS, tenant: { type: 'string' } },
   async run(args, io) {
     const store = await openCliStore(args);

@@ -3,10 +3,15 @@ import { demoOperations, demoWorld } from '../../../examples/index.js';
 import { exportIncident } from '../../audit/export.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { loadServeConfig } from '../../server/serve-config.js';
-import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type CliArgs, type Command, stringOption, UsageProblem } from '../command.js';
-import { openCliStore, STORE_OPTIONS, sealKeyFromEnv } from '../store-option.js';
+import {
+  cliStoreLocation,
+  openCliStore,
+  STORE_OPTIONS,
+  sealKeyFromEnv,
+  storeOptionsHelp,
+} from '../store-option.js';
 
 interface Target {
   readonly store: Store;
@@ -21,18 +26,15 @@ async function openTarget(args: CliArgs): Promise<Target> {
   const configFile = stringOption(args, 'config');
   const demo = args.values['demo'] === true;
   if (configFile && demo) throw new UsageProblem('pass --config FILE or --demo, not both');
-  const db = stringOption(args, 'db');
-  const url = stringOption(args, 'store');
-  if (db && url) throw new UsageProblem('pass --db FILE or --store URL, not both');
+  const location = cliStoreLocation(args);
   const config = configFile ? await loadServeConfig(configFile) : undefined;
   const operations = demo ? demoOperations(demoWorld()) : config?.operations;
   const configStore = config?.store;
   let store: Store;
   try {
-    if (url) store = await openStore(url);
-    else if (db) store = await openCliStore(args);
+    if (location) store = await openCliStore(args);
     else if (configStore) store = configStore;
-    else throw new UsageProblem('--db FILE or --store URL is required');
+    else throw new UsageProblem('--db FILE or --store LOCATION is required');
   } catch (error) {
     await configStore?.close();
     throw error;
@@ -51,7 +53,7 @@ async function openTarget(args: CliArgs): Promise<Target> {
 export const auditExportCommand: Command = {
   path: ['audit', 'export'],
   summary: 'write the incident handoff bundle of one proposal (scopes, digests, ids, effect yes/no/unknown)',
-  help: `Usage: countersign audit export PROPOSAL_ID (--db FILE | --store URL) [--out FILE] [--tenant T] [--config FILE | --demo]
+  help: `Usage: countersign audit export PROPOSAL_ID (--db FILE | --store LOCATION) [--out FILE] [--tenant T] [--config FILE | --demo]
 
 Writes one JSON bundle for an incident handoff: the proposed, viewed (preview), approved and
 requested scopes with their versions and digests (full and short), the executor's reason, every
@@ -63,6 +65,9 @@ Values are redacted by the operations' field rules when they are known: --config
 from the server's config module (whose store is used when neither --db nor --store is given),
 --demo uses the demo operations. Otherwise the stored values are written unredacted, and the
 bundle says so. The seal key is never written.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}
+
 Writes to stdout unless --out FILE is given. Exit codes: 0 written, 1 no such proposal, 2 bad input.`,
   options: {
     ...STORE_OPTIONS,

@@ -3,7 +3,7 @@ import { displayHash } from '../../canonical/digest.js';
 import { proposalTimeline } from '../../engine/audit-timeline.js';
 import { auditEvents } from '../../engine/queries.js';
 import type { Command } from '../command.js';
-import { openCliStore, STORE_OPTIONS } from '../store-option.js';
+import { openCliStore, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 /** One audit line: time, step, actor, short hash (`invalid:…` for a malformed stored digest), reason. */
 export function formatAuditLine(e: AuditEvent): string {
@@ -38,13 +38,15 @@ export function formatAuditLine(e: AuditEvent): string {
 export const auditShowCommand: Command = {
   path: ['audit', 'show'],
   summary: "print one proposal's audit events: time, step, actor, short hash, reason",
-  help: `Usage: countersign audit show PROPOSAL_ID --db FILE [--collapse]
+  help: `Usage: countersign audit show PROPOSAL_ID (--db FILE | --store LOCATION) [--collapse]
 
 One line per audit event of the proposal, in order: time, step, actor, short hash, reason (and
 attempt, command, diff or supersession where present). Every event is printed, read page by page.
 --collapse prints repeated refusals and replays by one actor for one reason, between two other
 events, as one line with their count, first and last time: the decisions stay in view however
-many refusals were recorded. Exit codes: 0 found, 1 no such proposal.`,
+many refusals were recorded. Exit codes: 0 found, 1 no such proposal.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}`,
   options: { ...STORE_OPTIONS, collapse: { type: 'boolean' } },
   positionals: { min: 1, max: 1 },
   async run(args, io) {

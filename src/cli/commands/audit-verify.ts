@@ -3,7 +3,7 @@ import { parseJson } from '../../canonical/parse-json.js';
 import { verifyAudit } from '../../audit/verify.js';
 import type { ChainHead } from '../../audit/event.js';
 import { type Command, UsageProblem, stringOption } from '../command.js';
-import { openCliStore, sealKeyFromEnv, STORE_OPTIONS } from '../store-option.js';
+import { openCliStore, sealKeyFromEnv, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 async function readCheckpoints(path: string): Promise<(ChainHead & { tenant: string })[]> {
   const value = parseJson(await readFile(path, 'utf8')) as unknown;
@@ -25,13 +25,15 @@ async function readCheckpoints(path: string): Promise<(ChainHead & { tenant: str
 export const auditVerifyCommand: Command = {
   path: ['audit', 'verify'],
   summary: 'verify the audit hash chains; name the first bad event',
-  help: `Usage: countersign audit verify --db FILE [--tenant T] [--checkpoint FILE]
+  help: `Usage: countersign audit verify (--db FILE | --store LOCATION) [--tenant T] [--checkpoint FILE]
 
 Recomputes every audit event's leaf hash and chain link, in order, per tenant, and checks the
 stored chain head. With COUNTERSIGN_SEAL_KEY set, checks every event's keyed seal too (a forgery
 that recomputed the plain hashes fails here). --checkpoint FILE is JSON printed earlier by
 \`countersign audit checkpoint\`: a chain truncated or rewritten behind it is detected.
-Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.`,
+Exit codes: 0 intact, 1 broken (the first bad event is named), 2 bad input.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}`,
   options: { ...STORE_OPTIONS, tenant: { type: 'string' }, checkpoint: { type: 'string' } },
   async run(args, io) {
     const store = await openCliStore(args);

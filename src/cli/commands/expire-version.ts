@@ -1,17 +1,19 @@
 import { demoOperations, demoWorld } from '../../../examples/index.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { type Command, requiredOption, UsageProblem } from '../command.js';
-import { openCliStore, STORE_OPTIONS } from '../store-option.js';
+import { openCliStore, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 /** `countersign expire-version`: retires pending proposals of an old scope version. */
 export const expireVersionCommand: Command = {
   path: ['expire-version'],
   summary: 'expire pending proposals of an operation below a scope version',
-  help: `Usage: countersign expire-version --db FILE --operation KIND --below N
+  help: `Usage: countersign expire-version (--db FILE | --store LOCATION) --operation KIND --below N
 
 Expires every pending proposal of operation KIND whose scope version is below N, with the reason
 unsupported_scope_version, and audits each: after a schema change, old approvals are never
-reinterpreted — a new review is required. Prints how many were expired per tenant.`,
+reinterpreted — a new review is required. Prints how many were expired per tenant.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}`,
   options: { ...STORE_OPTIONS, operation: { type: 'string' }, below: { type: 'string' } },
   async run(args, io) {
     const operation = requiredOption(args, 'operation');

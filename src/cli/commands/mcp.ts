@@ -5,17 +5,18 @@ import { newId } from '../../engine/ids.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { loadServeConfig } from '../../server/serve-config.js';
-import { isPostgresTarget, openStore } from '../../store/open-store.js';
+import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
+import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 /** `countersign mcp`: the MCP server over stdio, as one agent of one tenant. */
 export const mcpCommand: Command = {
   path: ['mcp'],
   summary:
     'serve the MCP server over stdio: propose_<kind> tools, get_proposal and read tools, as one agent of one tenant',
-  help: `Usage: countersign mcp --tenant T --agent-token TOKEN [--db FILE | --store URL]
+  help: `Usage: countersign mcp --tenant T --agent-token TOKEN [--db FILE | --store LOCATION]
                        [--config FILE | --demo] [--resource R] [--run-id ID]
 
 Speaks MCP over stdin/stdout for one session (Claude Desktop, an IDE, your own client): one
@@ -27,16 +28,14 @@ approve in the console (countersign serve on the same database). Logs go to stde
 
   --tenant T           the tenant the session works for; the token must belong to it
   --agent-token TOKEN  an agent token of that tenant (or set COUNTERSIGN_AGENT_TOKEN)
-  --db FILE            the SQLite file (default ./countersign.db)
-  --store URL          a postgres:// URL instead of --db
+${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
   --config FILE        an ES module exporting { operations, readTools?, store?, authentication? } (as for serve)
   --demo               the example operations, as countersign serve --demo registers them
   --resource R         the resource boundary of the session's proposals, e.g. invoice:* (default:
                        none; required for operations that do not name their own resource)
   --run-id ID          the run id of the session's proposals (default: a new one)`,
   options: {
-    db: { type: 'string' },
-    store: { type: 'string' },
+    ...STORE_OPTIONS,
     config: { type: 'string' },
     demo: { type: 'boolean' },
     tenant: { type: 'string' },
@@ -49,15 +48,11 @@ approve in the console (countersign serve on the same database). Logs go to stde
     const token = stringOption(args, 'agent-token') ?? process.env['COUNTERSIGN_AGENT_TOKEN'];
     if (!token) throw new UsageProblem('--agent-token TOKEN (or COUNTERSIGN_AGENT_TOKEN) is required');
     const demo = args.values['demo'] === true;
-    const dbOption = stringOption(args, 'db');
-    const storeUrl = stringOption(args, 'store');
+    const location = cliStoreLocation(args);
     const configFile = stringOption(args, 'config');
     if (demo && configFile) throw new UsageProblem('pass --config FILE or --demo, not both');
     if (!demo && !configFile)
       throw new UsageProblem('nothing to serve: pass --config FILE with your operations, or --demo');
-    if (dbOption && storeUrl) throw new UsageProblem('pass --db FILE or --store URL, not both');
-    if (storeUrl && !isPostgresTarget(storeUrl))
-      throw new UsageProblem('--store expects a postgres:// URL; use --db for a SQLite file');
     const runId = stringOption(args, 'run-id') ?? newId('run');
     const resource = stringOption(args, 'resource');
 
@@ -73,8 +68,9 @@ approve in the console (countersign serve on the same database). Logs go to stde
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
-    const db = resolve(dbOption ?? 'countersign.db');
-    const store: Store = config?.store ?? (await openStore(storeUrl ?? db));
+    const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
+    const store: Store =
+      config?.store ?? (await openStore(location?.kind === 'sqlite' ? db : (location?.target ?? db)));
     const world = demo
       ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })
       : undefined;

@@ -1,7 +1,8 @@
 import type { MigrationReport } from '../../store/postgres/postgres-store.js';
 import { describeStoreTarget, openStore, StoreUnavailableError } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
-import { type Command, requiredOption } from '../command.js';
+import { type Command, stringOption, UsageProblem } from '../command.js';
+import { cliStoreLocation, storeOptionsHelp } from '../store-option.js';
 
 type Migration = MigrationReport['applied'][number];
 
@@ -35,24 +36,25 @@ async function migrateAndReport(store: Store): Promise<MigrationReport> {
   return { applied: after.filter((m) => !known.has(m.version)), alreadyApplied: before };
 }
 
-/** `countersign migrate --store URL|FILE`: applies pending schema migrations and lists them. */
+/** `countersign migrate --store LOCATION`: applies pending schema migrations and lists them. */
 export const migrateCommand: Command = {
   path: ['migrate'],
-  summary: 'apply the pending schema migrations of a store (PostgreSQL URL or SQLite file)',
-  help: `Usage: countersign migrate --store postgres://USER@HOST/DB | FILE
+  summary: 'apply the pending schema migrations of a store (PostgreSQL, PGlite or SQLite)',
+  help: `Usage: countersign migrate --store LOCATION
 
 Applies the store's pending schema migrations in one transaction and prints one line per
 migration, applied now or already applied, then the schema version. Safe on every deploy and
 from several instances at once (PostgreSQL takes an advisory lock; SQLite a write lock).
 
-  --store URL|FILE   a postgres:// or postgresql:// URL (add ?schema=NAME to keep the tables in
-                     a schema of their own, created if missing), or a SQLite file (created if
-                     missing). Passwords are never printed.
+${storeOptionsHelp(21, false)}
+                     (a schema, a directory or a file is created if missing)
 
 Exit codes: 0 migrated (or already up to date), 2 bad input or the store cannot be reached.`,
   options: { store: { type: 'string' } },
   async run(args, io) {
-    const target = requiredOption(args, 'store');
+    const location = stringOption(args, 'store') ? cliStoreLocation(args) : undefined;
+    if (!location) throw new UsageProblem('--store is required');
+    const target = location.target;
     const shown = describeStoreTarget(target);
     const store = await openStore(target);
     let report: MigrationReport;

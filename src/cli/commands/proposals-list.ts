@@ -2,7 +2,7 @@ import { displayHash } from '../../canonical/digest.js';
 import { parseStoredJson } from '../../canonical/stored-json.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
-import { openCliStore, STORE_OPTIONS } from '../store-option.js';
+import { openCliStore, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 const STATUSES = PROPOSAL_STATUSES;
 
@@ -10,10 +10,12 @@ const STATUSES = PROPOSAL_STATUSES;
 export const proposalsListCommand: Command = {
   path: ['proposals', 'list'],
   summary: "list a tenant's proposals (newest first)",
-  help: `Usage: countersign proposals list --db FILE --tenant T [--status S] [--limit N]
+  help: `Usage: countersign proposals list (--db FILE | --store LOCATION) --tenant T [--status S] [--limit N]
 
 One line per proposal: id, status, operation, short hash, created at, run id, title.
-Statuses: ${STATUSES.join(', ')}.`,
+Statuses: ${STATUSES.join(', ')}.
+
+${storeOptionsHelp(21, 'an existing SQLite file')}`,
   options: {
     ...STORE_OPTIONS,
     tenant: { type: 'string' },

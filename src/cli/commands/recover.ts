@@ -4,10 +4,15 @@ import { createEngine } from '../../engine/create-engine.js';
 import type { RecoverySummary } from '../../engine/recover.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { loadServeConfig } from '../../server/serve-config.js';
-import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type CliArgs, type Command, stringOption, UsageProblem } from '../command.js';
-import { openCliStore, STORE_OPTIONS, sealKeyFromEnv } from '../store-option.js';
+import {
+  cliStoreLocation,
+  openCliStore,
+  STORE_OPTIONS,
+  sealKeyFromEnv,
+  storeOptionsHelp,
+} from '../store-option.js';
 
 /** Sweeps in one run at most: a bound, so a store that keeps failing cannot keep the command running. */
 const MAX_SWEEPS = 1_000;
@@ -25,13 +30,14 @@ async function openTarget(
   args: CliArgs,
   configStore: Store | undefined,
 ): Promise<{ store: Store; db: string | undefined }> {
-  const db = stringOption(args, 'db');
-  const target = stringOption(args, 'store');
-  if (db && target) throw new UsageProblem('pass --db FILE or --store URL, not both');
-  if (target) return { store: await openStore(target), db: undefined };
-  if (db) return { store: await openCliStore(args), db: resolve(db) };
+  const location = cliStoreLocation(args);
+  if (location)
+    return {
+      store: await openCliStore(args),
+      db: location.kind === 'sqlite' ? resolve(location.target) : undefined,
+    };
   if (configStore) return { store: configStore, db: undefined };
-  throw new UsageProblem('--db FILE or --store URL is required');
+  throw new UsageProblem('--db FILE or --store LOCATION is required');
 }
 
 /** Operation kinds of expired attempts this command could not handle: recovery must know every one. */
@@ -57,7 +63,7 @@ async function unknownOperations(
 export const recoverCommand: Command = {
   path: ['recover'],
   summary: 'take over attempts whose lease ended (crashed or stalled workers) and print what was done',
-  help: `Usage: countersign recover (--db FILE | --store URL) [--config FILE] [--max-attempts N] [--limit N] [--json]
+  help: `Usage: countersign recover (--db FILE | --store LOCATION) [--config FILE] [--max-attempts N] [--limit N] [--json]
 
 Takes over executing attempts whose lease has ended, as engine.recover() does: an attempt that
 can have had no effect (a local one, whose effect commits with its outcome, or an external one
@@ -67,11 +73,10 @@ the operation's reconcile); an attempt that failed recovery --max-attempts times
 parked as terminal_failure for an operator. The old attempt is fenced: its worker, if it wakes,
 cannot commit. Safe to run repeatedly and from several machines at once.
 
-  --db FILE          a SQLite store (must exist)
-  --store URL|FILE   a postgres:// URL (?schema=NAME honoured) or a SQLite file
+${storeOptionsHelp(21, 'an existing SQLite file')}
   --config FILE      an ES module exporting { operations, store? }, as for \`countersign serve\`;
                      without it, the example operations of \`countersign serve --demo\`, with
-                     their provider journal beside --db
+                     their provider journal beside the SQLite file
   --limit N          attempts examined per sweep (default 100); sweeps repeat while one fills it
   --json             print the summary as JSON
 
@@ -82,7 +87,6 @@ Exit codes: 0 done, 1 something was parked for an operator, 2 bad input (includi
 attempts of an operation the configuration does not define: recovery would misjudge them).`,
   options: {
     ...STORE_OPTIONS,
-    store: { type: 'string' },
     config: { type: 'string' },
     'max-attempts': { type: 'string' },
     limit: { type: 'string' },

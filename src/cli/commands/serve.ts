@@ -14,10 +14,11 @@ import { PrincipalDirectory } from '../../server/directory/principal-directory.j
 import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
 import { startServer } from '../../server/start-server.js';
 import { EventStreams } from '../../server/api/event-streams.js';
-import { describeStoreTarget, isPostgresTarget, openStore } from '../../store/open-store.js';
+import { describeStoreTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
+import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 const EXPIRY_SWEEP_MS = 30_000;
 
@@ -33,7 +34,7 @@ function portOf(value: string | undefined): number {
 export const serveCommand: Command = {
   path: ['serve'],
   summary: 'serve the operator console and the HTTP API (SQLite by default; --demo for a ready-made desk)',
-  help: `Usage: countersign serve [--db FILE] [--store URL] [--config FILE] [--port N] [--host H]
+  help: `Usage: countersign serve [--db FILE | --store LOCATION] [--config FILE] [--port N] [--host H]
                          [--demo] [--demo-credentials FILE] [--mcp]
                          [--webhook URL --webhook-secret whsec_…] [--smtp URL --mail-from ADDRESS]
 
@@ -41,8 +42,7 @@ Serves the operator console at / and the HTTP API at /api/v1 (OpenAPI at /api/v1
 and prints "ready http://HOST:PORT" once listening. SIGTERM or SIGINT stops accepting
 connections, lets in-flight requests finish, and closes the database cleanly.
 
-  --db FILE                the SQLite file (default ./countersign.db, created if missing)
-  --store URL              a postgres:// URL instead of --db (several servers may share it)
+${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if missing)')}
   --config FILE            an ES module exporting { operations, readTools?, store?,
                            authentication?, mcp?, limits?, notifications? } (readTools:
                            defineReadTool results, listed over --mcp) (limits: proposal quotas
@@ -72,8 +72,7 @@ With --demo, COUNTERSIGN_OIDC_ISSUER, COUNTERSIGN_OIDC_CLIENT_ID, COUNTERSIGN_OI
 COUNTERSIGN_OIDC_TENANT_CLAIM (default tenant) and COUNTERSIGN_OIDC_ROLES_CLAIM (default roles)
 offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses authentication.oidc.`,
   options: {
-    db: { type: 'string' },
-    store: { type: 'string' },
+    ...STORE_OPTIONS,
     config: { type: 'string' },
     port: { type: 'string' },
     host: { type: 'string' },
@@ -87,16 +86,12 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
   },
   async run(args, io) {
     const demo = args.values['demo'] === true;
-    const dbOption = stringOption(args, 'db');
-    const storeUrl = stringOption(args, 'store');
+    const location = cliStoreLocation(args);
     const configFile = stringOption(args, 'config');
     const port = portOf(stringOption(args, 'port'));
     const host = stringOption(args, 'host') ?? '127.0.0.1';
     if (demo && configFile)
       throw new UsageProblem('--demo serves the example operations; it cannot be combined with --config');
-    if (dbOption && storeUrl) throw new UsageProblem('pass --db FILE or --store URL, not both');
-    if (storeUrl && !isPostgresTarget(storeUrl))
-      throw new UsageProblem('--store expects a postgres:// URL; use --db for a SQLite file');
     if (args.values['demo-credentials'] !== undefined && !demo)
       throw new UsageProblem('--demo-credentials needs --demo');
 
@@ -121,8 +116,16 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
     // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
     const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
-    const db = resolve(dbOption ?? 'countersign.db');
-    const target = storeUrl ?? (config?.store ? undefined : db);
+    // The SQLite file (also where the demo keeps its journal and credentials): --db FILE, --store
+    // FILE, or ./countersign.db beside a server or PGlite store.
+    const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
+    const target = location
+      ? location.kind === 'sqlite'
+        ? db
+        : location.target
+      : config?.store
+        ? undefined
+        : db;
     const store: Store = config?.store ?? (await openStore(target ?? db));
     const world = demo
       ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })

@@ -4,7 +4,7 @@ import {
   type TokenSelector,
 } from '../../server/directory/principal-directory.js';
 import { type Command, UsageProblem } from '../command.js';
-import { openCliStore, STORE_OPTIONS, sealKeyFromEnv } from '../store-option.js';
+import { openCliStore, STORE_OPTIONS, sealKeyFromEnv, storeOptionsHelp } from '../store-option.js';
 
 const named = (t: TokenInfo) =>
   `${t.id} (${t.kind} ${t.subject}, tenant ${t.tenant}, ${JSON.stringify(t.label)})`;
@@ -37,8 +37,7 @@ async function selectorOf(argument: string, stdin: () => Promise<string>): Promi
 export const tokenRevokeCommand: Command = {
   path: ['token', 'revoke'],
   summary: "revoke an agent's or operator's API token (by id, by principal, or the token on stdin)",
-  help: `Usage: countersign token revoke --db FILE <token-id | principal | ->
-       countersign token revoke --store postgres://… <token-id | principal | ->
+  help: `Usage: countersign token revoke (--db FILE | --store LOCATION) <token-id | principal | ->
 
 Revokes API tokens in the store the server uses; from then on the server answers them 401
 unauthenticated (it checks every request against the store, so no restart is needed).
@@ -47,6 +46,8 @@ unauthenticated (it checks every request against the store, so no restart is nee
   agent:<tenant>-<agent>   every live token of that agent, e.g. agent:acme-assistant
   user:<email> | <email>   every live API token of that operator (console sessions are separate)
   -                        the token itself, read from stdin (never put a secret in argv)
+
+${storeOptionsHelp(27, 'an existing SQLite file')}
 
 Each revoked token is recorded in its tenant's audit chain (step "revoked", actor system:cli),
 sealed when COUNTERSIGN_SEAL_KEY is set. Exit 0 when something was revoked, 1 when nothing
