@@ -561,11 +561,14 @@ const engineAlone: Flow = {
     check(items[0]?.status === 'succeeded', 'engine handback');
   },
 };
+// ONLY=text keeps the flows whose name contains it (to profile one flow: ONLY=… node --cpu-prof);
+// the ratios need every flow, so they are printed only for a full run.
+const only = process.env['ONLY'];
 const flows = [
   ...(await openaiFlows(engine, engineDb)),
   ...(await langgraphFlows(engine, engineDb)),
   engineAlone,
-];
+].filter((flow) => only === undefined || flow.name.includes(only));
 
 const bytes = new Map<string, Bytes>();
 for (const flow of flows) {
@@ -595,6 +598,12 @@ const results: Result[] = flows.map((flow) => {
   const wallUs = median(s.map((x) => x.wallUs));
   return { flow, cpuUs, perSecond: 1e6 / wallUs, overheadUs: undefined, bytes: bytes.get(flow.name)! };
 });
+if (only !== undefined) {
+  for (const r of results) process.stdout.write(`${r.flow.name}: ${Math.round(r.cpuUs)} CPU µs per cycle\n`);
+  await engine.close();
+  rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 const baseline = (framework: Flow['framework'], kind: Flow['kind'] = 'direct') =>
   results.find((r) => r.flow.framework === framework && r.flow.kind === kind)!.cpuUs;
 const withOverhead = results.map((r) =>

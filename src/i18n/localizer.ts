@@ -1,6 +1,6 @@
 import { own } from '../canonical/own.js';
 import { translate } from './catalog.js';
-import { formatDateIn, formatMoneyIn, formatNumberIn } from './format.js';
+import { dateFormatIn, formatDateIn, formatMoneyIn, formatNumberIn } from './format.js';
 import { type Language, resolveLocale } from './locale.js';
 import type { MessageKey, MessageParams } from './translation.js';
 
@@ -60,7 +60,7 @@ export function localizer(options: LocaleOptions = {}): Localizer {
   const { tag, language } = resolveLocale(options.locale);
   const timeZone = options.timeZone ?? 'UTC';
   // Fail where the zone is chosen, not at the first date someone formats.
-  new Intl.DateTimeFormat(tag, { timeZone });
+  dateFormatIn(tag, timeZone);
   return Object.freeze({
     locale: tag,
     language,
