@@ -38,7 +38,7 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     fields: {
       destination_account_id: { redact: last4, highImpact: true },
       amount: { highImpact: true },
-      amount_minor: { highImpact: true },
+      amount_minor: { highImpact: true, money: { currencyField: 'currency' } },
     },
     // The order the review page shows the preview in.
     preview: z.strictObject({

@@ -68,7 +68,7 @@ export function orderRefundMissingDiscount(deps: {
       .strict(),
     fields: {
       amount: { highImpact: true },
-      amount_minor: { highImpact: true },
+      amount_minor: { highImpact: true, money: { currencyField: 'currency' } },
       refund_destination: { highImpact: true },
     },
     preview: z.strictObject({

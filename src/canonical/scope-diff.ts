@@ -19,6 +19,16 @@ export interface FieldRule {
    * the review page emphasises it, in the preview and in an edit's changes. Changes no comparison.
    */
   readonly highImpact?: boolean;
+  /**
+   * An integer amount in minor units, in the currency held by the scope's top-level field
+   * `currencyField` or the fixed ISO 4217 `currency`: the review page shows it as money
+   * (`240.49 USD`, with the minor units beside it), so an edit from 24049 to 240490 is never read as
+   * a change of a few cents. Changes no comparison.
+   *
+   * @example
+   * fields: { amount_minor: { highImpact: true, money: { currencyField: 'currency' } } }
+   */
+  readonly money?: { readonly currencyField: string } | { readonly currency: string };
 }
 
 /** Per-field rules of an operation's scope, keyed by field pattern. */

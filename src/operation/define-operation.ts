@@ -338,6 +338,8 @@ export function defineOperation<
       `${d.kind}: shadow mode is only for impact: 'low' operations; a high-impact mismatch must be refused`,
     );
   }
+  const moneyProblem = moneyRuleProblem(d.fields ?? {});
+  if (moneyProblem) throw new OperationDefinitionError(`${d.kind}: ${moneyProblem}`);
   const handbackProblem = handbackDefinitionProblem(d.handback);
   if (handbackProblem) throw new OperationDefinitionError(`${d.kind}: ${handbackProblem}`);
   const supported = d.supportedScopeVersions ?? [d.scopeVersion];
@@ -425,4 +427,23 @@ function assertStrict(kind: string, part: string, schema: z.ZodType): void {
       );
     }
   }
+}
+
+/** What is wrong with a `money` field rule, if anything (a fixed currency must be an ISO 4217 code). */
+function moneyRuleProblem(fields: FieldRules): string | undefined {
+  for (const [pattern, rule] of Object.entries(fields)) {
+    const money: unknown = rule.money;
+    if (money === undefined) continue;
+    const where = `fields.${pattern}.money`;
+    if (typeof money !== 'object' || money === null)
+      return `${where} must be { currencyField } or { currency }`;
+    const m = money as Record<string, unknown>;
+    if ('currency' in m) {
+      if (typeof m['currency'] !== 'string' || !/^[A-Z]{3}$/.test(m['currency']))
+        return `${where}.currency must be an ISO 4217 code such as "USD"`;
+    } else if (typeof m['currencyField'] !== 'string' || m['currencyField'] === '') {
+      return `${where} must name the scope field holding the currency ({ currencyField: 'currency' }) or fix one ({ currency: 'USD' })`;
+    }
+  }
+  return undefined;
 }

@@ -70,8 +70,9 @@ if (!existsSync(CHROMIUM)) {
       expect(await account.locator('td.old').textContent()).toBe('…er-7');
       expect(await account.locator('td.new').textContent()).toBe('…al-2');
       const amount = changes.locator('tr[data-field="amount_minor"]');
-      expect(await amount.locator('td.old').textContent()).toBe('4000');
-      expect(await amount.locator('td.new').textContent()).toBe('40000');
+      // Declared money: shown in its currency, the minor units beside it.
+      expect(await amount.locator('td.old').textContent()).toBe('40.00 USD 4000 minor units');
+      expect(await amount.locator('td.new').textContent()).toBe('400.00 USD 40000 minor units');
       expect(await changes.textContent()).not.toContain('acct-');
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'console-edit-diff.png'), fullPage: true });

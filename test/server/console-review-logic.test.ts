@@ -161,6 +161,57 @@ describe('editChanges', () => {
     const changes = editChanges(a, { amount: 1, amount_minor: 2 }, undefined);
     expect(changes.map((c) => [c.key, c.lines])).toEqual([['amount_minor', ['$.amount_minor: 1 -> 2']]]);
   });
+
+  it('shows a money field as money in each side’s currency, exactly, and leaves other values as they are', () => {
+    const operation = (money: { currencyField: string } | { currency: string }, redact?: typeof last4) =>
+      defineOperation({
+        kind: 'payout.send',
+        scopeVersion: 1,
+        scope,
+        fields: { amount_minor: { highImpact: true, money, ...(redact ? { redact } : {}) } },
+      });
+    const after = { ...before, amount_minor: 240_490, currency: 'EUR' };
+    const byField = operation({ currencyField: 'currency' });
+    expect(editChanges(before, after, byField).map((c) => [c.key, c.from, c.to])).toEqual([
+      ['amount_minor', { minor: 4000, currency: 'USD' }, { minor: 240_490, currency: 'EUR' }],
+      ['currency', 'USD', 'EUR'],
+    ]);
+    const fixed = operation({ currency: 'JPY' });
+    expect(editChanges(before, after, fixed)[0]).toMatchObject({
+      from: { minor: 4000, currency: 'JPY' },
+      to: { minor: 240_490, currency: 'JPY' },
+    });
+    // Redaction wins: a redacted amount is never shown in full, as money or otherwise.
+    expect(editChanges(before, after, operation({ currencyField: 'currency' }, last4))[0]).toMatchObject({
+      from: '…4000',
+      to: '…0490',
+    });
+    // No currency to show it in: the raw value.
+    const noCurrency = { ...after, currency: 'not a code' };
+    expect(editChanges(before, noCurrency, byField)[0]).toMatchObject({
+      from: { minor: 4000, currency: 'USD' },
+      to: 240_490,
+    });
+  });
+
+  it('refuses a money rule without a currency field or with a currency that is not an ISO 4217 code', () => {
+    const define = (money: unknown) => () =>
+      defineOperation({
+        kind: 'payout.send',
+        scopeVersion: 1,
+        scope,
+        fields: { amount_minor: { money: money as { currency: string } } },
+      });
+    expect(define({ currency: 'usd' })).toThrow(
+      'payout.send: fields.amount_minor.money.currency must be an ISO 4217 code such as "USD"',
+    );
+    expect(define({ currencyField: '' })).toThrow(
+      "payout.send: fields.amount_minor.money must name the scope field holding the currency ({ currencyField: 'currency' }) or fix one ({ currency: 'USD' })",
+    );
+    expect(define('USD')).toThrow(
+      'payout.send: fields.amount_minor.money must be { currencyField } or { currency }',
+    );
+  });
 });
 
 describe('eventHashFacts', () => {

@@ -81,7 +81,12 @@ describe('the review page', () => {
     ]);
     expect(rows).toEqual([
       ['account', expect.stringMatching(/^Account high impact …er-7 → …al-2$/)],
-      ['amount_minor', expect.stringMatching(/^Amount minor high impact 4000 → 40000$/)],
+      [
+        'amount_minor',
+        expect.stringMatching(
+          /^Amount minor high impact 40.00 USD 4000 minor units → 400.00 USD 40000 minor units$/,
+        ),
+      ],
     ]);
     // The redacted forms only: neither account appears in the changes.
     expect(changes).not.toMatch(/acct-supplier-7|acct-personal-2/);

@@ -20,7 +20,7 @@ export const reviewOperation = defineOperation({
   fields: {
     account: { redact: last4, highImpact: true },
     amount: { highImpact: true },
-    amount_minor: { highImpact: true },
+    amount_minor: { highImpact: true, money: { currencyField: 'currency' } },
   },
   preview: z.strictObject({
     title: z.string(),

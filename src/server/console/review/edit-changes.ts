@@ -1,6 +1,7 @@
 import { redact } from '../../../audit/export.js';
 import { canonicalize } from '../../../canonical/canonicalize.js';
 import { childPath } from '../../../canonical/json-path.js';
+import { own } from '../../../canonical/own.js';
 import { diffScopes, formatScopeChange } from '../../../canonical/scope-diff.js';
 import { declaredOrder, type FieldDeclarations, isHighImpact } from './field-order.js';
 
@@ -64,6 +65,14 @@ export function editChanges(
       return a !== b || canonicalize(before[key]) !== canonicalize(after[key]);
     })
     .sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  // A value in minor units is shown as money in its side's currency (the value stays exact).
+  const shown = (side: Readonly<Record<string, unknown>>, key: string, path: string): unknown => {
+    const value = redact(side[key], rules, path);
+    const money = own(rules, key)?.money;
+    if (money === undefined || !Number.isSafeInteger(value)) return value;
+    const currency = 'currency' in money ? money.currency : side[money.currencyField];
+    return typeof currency === 'string' && /^[A-Z]{3}$/.test(currency) ? { minor: value, currency } : value;
+  };
   return keys.map((key): FieldChange => {
     const path = childPath('$', key);
     const inBefore = Object.hasOwn(before, key);
@@ -72,8 +81,8 @@ export function editChanges(
       key,
       change: !inBefore ? 'added' : !inAfter ? 'removed' : 'changed',
       highImpact: isHighImpact(operation, key),
-      ...(inBefore ? { from: redact(before[key], rules, path) } : {}),
-      ...(inAfter ? { to: redact(after[key], rules, path) } : {}),
+      ...(inBefore ? { from: shown(before, key, path) } : {}),
+      ...(inAfter ? { to: shown(after, key, path) } : {}),
       lines: lines.filter((l) => inside(l.path, path)).map((l) => l.text),
     };
   });
