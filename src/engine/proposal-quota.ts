@@ -226,7 +226,7 @@ export function proposalQuota(deps: {
       const now = clock.now();
       // The window is (now - 60 s, now]: a proposal leaves it exactly when retryAfter says.
       const createdSince = now - WINDOW_MS + 1;
-      const countOf = (tx: StoreReader, l: (typeof levels)[number]) => {
+      const countOf = (tx: StoreReader, l: (typeof levels)[number], exact: boolean) => {
         // Knowing a limit is passed is enough: the count never costs more than the limit.
         const query: { -readonly [K in keyof ProposalCountQuery]: ProposalCountQuery[K] } = {
           createdSince,
@@ -235,34 +235,43 @@ export function proposalQuota(deps: {
         if (l.level === 'agent') query.requestedBy = requestedBy;
         const atMost = countCap(l.limit);
         if (atMost !== undefined) query.atMost = atMost;
+        if (!exact) query.upperBound = true;
         return tx.countProposals(tenant, query);
       };
-      let counts: ProposalCounts[];
-      try {
-        counts = await store.read(async (tx) => {
+      const countAll = (exact: boolean) =>
+        store.read(async (tx) => {
           const tenantLevel = levels.findIndex((l) => l.level === 'tenant');
-          if (tenantLevel < 0 || levels.length === 1) return Promise.all(levels.map((l) => countOf(tx, l)));
+          if (tenantLevel < 0 || levels.length === 1)
+            return Promise.all(levels.map((l) => countOf(tx, l, exact)));
           // An agent's proposals are some of its tenant's, and so are its in-flight ones: when the
           // tenant is within its own limits (so its counts were not cut short) and below the
           // agent's, so is the agent, and one count does. Otherwise both are counted, as before.
           const tenant = levels[tenantLevel]!;
           const agent = levels[1 - tenantLevel]!;
-          const tenantCounts = await countOf(tx, tenant);
+          const tenantCounts = await countOf(tx, tenant, exact);
           const inFlight = tenant.flight.reserved - seen[tenantLevel]!;
           const agentCounts =
             fitsOneMore(tenant.limit, tenantCounts, inFlight) &&
             fitsOneMore(agent.limit, tenantCounts, inFlight)
               ? tenantCounts
-              : await countOf(tx, agent);
+              : await countOf(tx, agent, exact);
           return tenantLevel === 0 ? [tenantCounts, agentCounts] : [agentCounts, tenantCounts];
         });
+      const violations = (counts: readonly ProposalCounts[]) =>
+        levels
+          .flatMap((l, i) => checksOf(l.level, l.limit, counts[i]!, l.flight.reserved - seen[i]!))
+          .filter((c) => c.count + 1 > c.limit);
+      let counts: ProposalCounts[];
+      try {
+        // An upper bound (the per-second counters alone) admits almost every proposal; only one it
+        // would refuse is counted exactly, and only the exact count refuses (and dates the retry).
+        counts = await countAll(false);
+        if (violations(counts).length > 0) counts = await countAll(true);
       } finally {
         for (const l of levels) l.flight.readers--;
       }
       // From here to the reservation nothing awaits, so concurrent calls see each other's reservations.
-      const violated = levels
-        .flatMap((l, i) => checksOf(l.level, l.limit, counts[i]!, l.flight.reserved - seen[i]!))
-        .filter((c) => c.count + 1 > c.limit);
+      const violated = violations(counts);
       if (violated.length > 0) {
         for (const l of levels) prune(l.key, l.flight);
         const worst = violated

@@ -63,6 +63,13 @@ export function countProposalsSql(tenant: string, query: ProposalCountQuery): Sq
   const partEnd = firstWhole * 1000;
   const who = query.requestedBy;
   // Whole templates (no fragments), so each is compiled once per dialect.
+  if (query.upperBound === true) {
+    // The counters of every second the window touches, the first one whole.
+    const firstSecond = rateSecondOf(since);
+    return who === undefined
+      ? sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${TENANT_TOTAL} AND second >= ${firstSecond}) AS whole`
+      : sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${who} AND second >= ${firstSecond}) AS whole`;
+  }
   return who === undefined
     ? sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${TENANT_TOTAL} AND second >= ${firstWhole}) AS whole, (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND created_at >= ${since} AND created_at < ${partEnd} LIMIT ${cap}) e) AS part, (SELECT created_at FROM countersign_proposals WHERE tenant = ${tenant} AND created_at >= ${since} ORDER BY created_at LIMIT 1) AS oldest`
     : sql`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND status = 'pending' AND expires_at > ${live} LIMIT ${cap}) p) AS pending, (SELECT COALESCE(SUM(created), 0) FROM countersign_proposal_rates WHERE tenant = ${tenant} AND requested_by = ${who} AND second >= ${firstWhole}) AS whole, (SELECT COUNT(*) FROM (SELECT 1 FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND created_at >= ${since} AND created_at < ${partEnd} LIMIT ${cap}) e) AS part, (SELECT created_at FROM countersign_proposals WHERE tenant = ${tenant} AND requested_by = ${who} AND created_at >= ${since} ORDER BY created_at LIMIT 1) AS oldest`;

@@ -77,6 +77,13 @@ export interface ProposalCountQuery {
    * a limit is passed, so its cost stays bounded by the limit, not by the rows stored.
    */
   readonly atMost?: number;
+  /**
+   * An upper bound is enough: `created` may also count proposals made in the window's first
+   * second before `createdSince` (never fewer than exactly), and `oldestCreatedAt` may be null. A
+   * store answers it from its per-second counters alone; one that ignores it counts exactly. A
+   * quota asks for the bound first and counts exactly only when the bound leaves no room.
+   */
+  readonly upperBound?: boolean;
 }
 
 /** What {@link StoreTransaction.countProposals} found: the figures proposal quotas are checked against. */

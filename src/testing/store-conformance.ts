@@ -565,6 +565,17 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
             `agent:r since ${since}`,
           );
           assert.equal((await count(since)).created, all, `the tenant since ${since}`);
+          // An upper bound: at least the exact count, at most the count from the start of the
+          // window's first second (a store may ignore the flag and count exactly).
+          const bound = await store.read((tx) =>
+            tx.countProposals('initech', { createdSince: since, requestedBy: 'agent:r', upperBound: true }),
+          );
+          const fromSecond = at.filter((t) => t >= Math.floor(since / 1000) * 1000).length;
+          assert.equal(bound.pending, at.length, `upper bound: pending since ${since}`);
+          assert.ok(
+            bound.created >= mine.length && bound.created <= fromSecond,
+            `upper bound since ${since}: ${bound.created} is not within [${mine.length}, ${fromSecond}]`,
+          );
         }
         assert.deepEqual(
           await store.read((tx) => tx.countProposals('initech', { createdSince: 1001, atMost: 3 })),

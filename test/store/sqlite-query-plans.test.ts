@@ -73,6 +73,21 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     }
   });
 
+  it('bounds a quota from the pending index and the per-second counters alone (no proposal rows of the minute)', async () => {
+    for (const requestedBy of [undefined, 'agent:a']) {
+      const query = { createdSince: 1_001, pendingAt: 60_000, atMost: 301, upperBound: true };
+      const plan = await planOf(countProposalsSql('acme', requestedBy ? { ...query, requestedBy } : query));
+      const who = requestedBy ? 'tenant=? AND requested_by=?' : 'tenant=?';
+      const pending = requestedBy ? 'pending_by_requester' : 'pending_by_tenant';
+      expect(plan.filter((line) => line.includes('countersign_'))).toEqual([
+        `SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_${pending} (${who} AND expires_at>?)`,
+        'SEARCH countersign_proposal_rates USING PRIMARY KEY (tenant=? AND requested_by=? AND second>?)',
+      ]);
+      await store?.close();
+      store = undefined;
+    }
+  });
+
   it("reads one proposal's audit events through (tenant, proposal_id, seq), not the tenant's whole chain", async () => {
     const plan = await planOf(
       auditPageSql('acme', {
