@@ -52,10 +52,12 @@ describe('countersign token list / revoke', () => {
   it('--help explains both commands', async () => {
     const list = await cli(['token', 'list', '--help']);
     expect(list.code).toBe(0);
-    expect(list.out).toContain('Usage: countersign token list --db FILE [--tenant T]');
+    expect(list.out).toContain('Usage: countersign token list (--db FILE | --store LOCATION) [--tenant T]');
     const revoke = await cli(['token', 'revoke', '--help']);
     expect(revoke.code).toBe(0);
-    expect(revoke.out).toContain('Usage: countersign token revoke --db FILE <token-id | principal | ->');
+    expect(revoke.out).toContain(
+      'Usage: countersign token revoke (--db FILE | --store LOCATION) <token-id | principal | ->',
+    );
     expect((await cli(['--help'])).out).toMatch(/token revoke\s+revoke an agent's or operator's API token/);
   });
 

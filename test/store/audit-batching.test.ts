@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditChainer } from '../../src/audit/chain.js';
 import type { QueuedAuditEvent } from '../../src/audit/event.js';
 import { verifyAudit } from '../../src/audit/verify.js';
-import { queueRow, QUEUE_COLUMNS } from '../../src/store/sql-audit.js';
+import { auditRow, queueRow, QUEUE_COLUMNS } from '../../src/store/sql-audit.js';
+import { AUDIT_COLUMNS } from '../../src/store/sql-columns.js';
 import { sql } from '../../src/store/sql/sql.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
@@ -264,6 +265,40 @@ describe.each(leftBehind)('queued audit events left behind %s', (_, openMigrated
       const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
       expect(events.map((e) => [e.id, e.seq])).toEqual([['evt_once', first.seq]]);
       expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a second event with an id the chain holds, re-hashed by a writer who dropped the unique index, is named without a key', async () => {
+    const store = await openMigrated();
+    try {
+      const unsealed = auditChainer(undefined);
+      await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_paid'), unsealed));
+      const head = await store.transaction((tx) =>
+        tx.appendAudit('acme', draft('acme', 'evt_later'), unsealed),
+      );
+      const [first] = await store.read((tx) => tx.listAudit('acme', { limit: 1 }));
+      const copy = unsealed.link(
+        { seq: head.seq, chainHash: head.chainHash },
+        { ...first!, at: first!.at + 1 },
+      );
+      await store.transaction(async (tx) => {
+        await tx.local.run(sql`DROP INDEX countersign_audit_events_id`);
+        await tx.local.run(
+          sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLUMNS.map(([, c]) => c).join(', '))}) VALUES (${sql.list(auditRow(copy))})`,
+        );
+        await tx.local.run(
+          sql`UPDATE countersign_audit_heads SET seq = ${copy.seq}, chain_hash = ${copy.chainHash} WHERE tenant = 'acme'`,
+        );
+      });
+      expect(await verifyAudit(store)).toMatchObject({
+        kind: 'broken',
+        tenant: 'acme',
+        seq: 3,
+        eventId: 'evt_paid',
+        problem: 'duplicate_event',
+      });
     } finally {
       await store.close();
     }
