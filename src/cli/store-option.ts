@@ -61,6 +61,26 @@ export function cliStoreLocation(args: CliArgs): CliStoreLocation | undefined {
   return undefined;
 }
 
+/**
+ * Refuses a store named twice: by `--db` / `--store` (`location`) and by the `store` a
+ * `--config FILE` module exports. Neither is documented to win, and silently serving the config's
+ * store while the operator believes the flag's would put approvals in a database nobody looks at.
+ * The config's store was built when the module loaded, so it is closed before the
+ * {@link UsageProblem} is thrown.
+ *
+ * @example
+ * const config = configFile ? await loadServeConfig(configFile) : undefined;
+ * await refuseTwoStores(location, config?.store);
+ */
+export async function refuseTwoStores(
+  location: CliStoreLocation | undefined,
+  configStore: Store | undefined,
+): Promise<void> {
+  if (location === undefined || configStore === undefined) return;
+  await configStore.close().catch(() => {});
+  throw new UsageProblem(`${location.flag} and the config file's store both name a store: give one`);
+}
+
 const STORE_HELP =
   'postgres://USER@HOST/DB (or postgresql://…) for a PostgreSQL server several ' +
   'processes may share (?schema=NAME keeps the tables in a schema of their own; a password is ' +

@@ -326,6 +326,44 @@ export default {
     expect(await server.stop()).toBe(0);
   });
 
+  it('refuses a store named both by --db/--store and by the config file, naming both, exit 2 (serve and mcp)', async () => {
+    const examples = pathToFileURL(join(process.cwd(), 'examples/index.ts')).href;
+    const sqlite = pathToFileURL(join(process.cwd(), 'src/store/sqlite/index.ts')).href;
+    // One module per run: an imported module (and the store it built) is cached, and each run closes its store.
+    let runs = 0;
+    const configWithStore = () => {
+      const file = join(dir, `with-store-${++runs}.config.mjs`);
+      writeFileSync(
+        file,
+        `import { demoWorld, demoOperations } from ${JSON.stringify(examples)};
+import { SqliteStore } from ${JSON.stringify(sqlite)};
+export default {
+  operations: demoOperations(demoWorld()),
+  store: new SqliteStore({ path: ${JSON.stringify(join(dir, `config-${runs}.db`))} }),
+};
+`,
+      );
+      return file;
+    };
+    const flagDb = join(dir, 'flag.db');
+    const mcp = ['mcp', '--tenant', 'acme', '--agent-token', 'cs_agent_x'];
+    const cases: [string[], string][] = [
+      [['serve', '--config', configWithStore(), '--store', flagDb, '--port', '0'], 'serve: --store'],
+      [['serve', '--config', configWithStore(), '--db', flagDb, '--port', '0'], 'serve: --db'],
+      [[...mcp, '--config', configWithStore(), '--db', flagDb], 'mcp: --db'],
+      [[...mcp, '--config', configWithStore(), '--store', flagDb], 'mcp: --store'],
+    ];
+    for (const [argv, named] of cases) {
+      const errors: string[] = [];
+      const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
+      expect(await runCli(argv, io)).toBe(2);
+      expect(errors.join('').split('\n')[0]).toBe(
+        `countersign ${named} and the config file's store both name a store: give one`,
+      );
+      expect(existsSync(flagDb)).toBe(false);
+    }
+  });
+
   it('refuses bad usage with exit code 2', async () => {
     const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
     const errors: string[] = [];

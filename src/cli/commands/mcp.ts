@@ -9,7 +9,7 @@ import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
-import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
+import { cliStoreLocation, refuseTwoStores, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 /** `countersign mcp`: the MCP server over stdio, as one agent of one tenant. */
 export const mcpCommand: Command = {
@@ -68,6 +68,7 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    await refuseTwoStores(location, config?.store);
     const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
     const store: Store =
       config?.store ?? (await openStore(location?.kind === 'sqlite' ? db : (location?.target ?? db)));

@@ -18,7 +18,7 @@ import { describeStoreTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
-import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
+import { cliStoreLocation, refuseTwoStores, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
 
 const EXPIRY_SWEEP_MS = 30_000;
 
@@ -102,6 +102,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    await refuseTwoStores(location, config?.store);
     // Checked before any store is opened: a malformed secret stops the start, naming its flag.
     const notifying = resolveNotifications({
       config: config?.notifications,
