@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { isPgliteTarget, isPostgresTarget, openStore } from '../store/open-store.js';
+import { dirname, resolve } from 'node:path';
+import { isPgliteTarget, isPostgresTarget, openStore, pgliteDataDir } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { type CliArgs, stringOption, UsageProblem } from './command.js';
 
@@ -59,6 +60,53 @@ export function cliStoreLocation(args: CliArgs): CliStoreLocation | undefined {
     return { target: db, kind: 'sqlite', flag: '--db' };
   }
   return undefined;
+}
+
+/**
+ * Refuses a store named twice: by `--db` / `--store` (`location`) and by the `store` a
+ * `--config FILE` module exports. Neither is documented to win, and silently serving the config's
+ * store while the operator believes the flag's would put approvals in a database nobody looks at.
+ * The config's store was built when the module loaded, so it is closed before the
+ * {@link UsageProblem} is thrown.
+ *
+ * @example
+ * const config = configFile ? await loadServeConfig(configFile) : undefined;
+ * await refuseTwoStores(location, config?.store);
+ */
+export async function refuseTwoStores(
+  location: CliStoreLocation | undefined,
+  configStore: Store | undefined,
+): Promise<void> {
+  if (location === undefined || configStore === undefined) return;
+  await configStore.close().catch(() => {});
+  throw new UsageProblem(`${location.flag} and the config file's store both name a store: give one`);
+}
+
+/** Where `--demo` keeps its files: its credentials and the demo provider's journal. */
+export type DemoFilesDir =
+  | { readonly kind: 'beside_store'; readonly dir: string }
+  /** The store has no directory of its own (`store` names it for messages): the working directory. */
+  | { readonly kind: 'working_directory'; readonly dir: string; readonly store: string };
+
+/**
+ * The directory `--demo` writes its credentials and provider journal to: beside the SQLite file
+ * (default `./countersign.db`), beside the data directory of `pglite:DIR`, and the working
+ * directory for a store with no directory of its own (a `postgres://` server, `pglite:memory:`),
+ * which the command then says. Relative locations resolve against the working directory.
+ *
+ * @example
+ * const files = demoFilesDir(cliStoreLocation(args));
+ * const journal = join(files.dir, 'countersign-demo-provider.jsonl');
+ */
+export function demoFilesDir(location: CliStoreLocation | undefined): DemoFilesDir {
+  if (location === undefined || location.kind === 'sqlite')
+    return { kind: 'beside_store', dir: dirname(resolve(location?.target ?? 'countersign.db')) };
+  if (location.kind === 'pglite') {
+    const dataDir = pgliteDataDir(location.target);
+    if (dataDir !== 'memory://') return { kind: 'beside_store', dir: dirname(resolve(dataDir)) };
+    return { kind: 'working_directory', dir: resolve('.'), store: 'pglite:memory:' };
+  }
+  return { kind: 'working_directory', dir: resolve('.'), store: 'a PostgreSQL server store' };
 }
 
 const STORE_HELP =

@@ -44,6 +44,33 @@ function mediaType(c: Context): string {
   return (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
 }
 
+// The labels of UTF-8 a client plausibly sends: `utf-8` and the common misspelling `utf8`.
+const UTF8_LABELS: ReadonlySet<string> = new Set(['utf-8', 'utf8']);
+
+/**
+ * Refuses a `charset` parameter that is not UTF-8 (415 `unsupported_media_type`): bodies are
+ * decoded as UTF-8 only, and a `charset=latin1` body read as UTF-8 would be accepted as text its
+ * sender did not write. Every `charset` parameter counts, so a second one cannot slip past.
+ */
+function refuseForeignCharset(c: Context, send: string): void {
+  const params = (c.req.header('content-type') ?? '').split(';').slice(1);
+  for (const param of params) {
+    const eq = param.indexOf('=');
+    if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'charset') continue;
+    const charset = param
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1')
+      .trim();
+    if (UTF8_LABELS.has(charset.toLowerCase())) continue;
+    throw new HttpProblem(
+      415,
+      'unsupported_media_type',
+      `charset ${JSON.stringify(charset.slice(0, 40))} is not accepted: ${send} in UTF-8 (charset=utf-8, or no charset)`,
+    );
+  }
+}
+
 // parseJson already keeps `__proto__` as plain data; refusing the key outright keeps it from
 // reaching any code that might spread or merge the value.
 function findProtoKey(value: JsonValue, path: string): string | undefined {
@@ -63,9 +90,9 @@ function findProtoKey(value: JsonValue, path: string): string | undefined {
 }
 
 /**
- * Reads a request body as strict JSON: `application/json` only (else 415
- * `unsupported_media_type`), at most {@link MAX_JSON_BYTES}, valid UTF-8, parsed by the
- * foundation's `parseJson` (duplicate keys, unsafe numbers, lone surrogates and nesting deeper
+ * Reads a request body as strict JSON: `application/json` with no charset or UTF-8's (else 415
+ * `unsupported_media_type`: JSON is UTF-8, RFC 8259 §8.1), at most {@link MAX_JSON_BYTES}, valid
+ * UTF-8, parsed by the foundation's `parseJson` (duplicate keys, unsafe numbers, lone surrogates and nesting deeper
  * than {@link MAX_JSON_DEPTH} are refused) and no `__proto__` key anywhere. Every refusal is a
  * 400 `invalid_json`, never a 500.
  */
@@ -73,6 +100,7 @@ export async function readJsonBody(c: Context): Promise<JsonValue> {
   if (mediaType(c) !== 'application/json') {
     throw new HttpProblem(415, 'unsupported_media_type', 'send the body as application/json');
   }
+  refuseForeignCharset(c, 'send the body as application/json');
   const text = await readLimited(c, MAX_JSON_BYTES, 'invalid_json');
   let value: JsonValue;
   try {
@@ -91,9 +119,9 @@ export async function readJsonBody(c: Context): Promise<JsonValue> {
 }
 
 /**
- * Reads an `application/x-www-form-urlencoded` console form, at most {@link MAX_FORM_BYTES}. A
- * field sent twice, or a NUL character anywhere, is refused (`invalid_form`), never silently merged
- * or passed on.
+ * Reads an `application/x-www-form-urlencoded` console form (UTF-8: a declared charset other than
+ * UTF-8 is 415 `unsupported_media_type`), at most {@link MAX_FORM_BYTES}. A field sent twice, or a
+ * NUL character anywhere, is refused (`invalid_form`), never silently merged or passed on.
  */
 export async function readFormBody(c: Context): Promise<ReadonlyMap<string, string>> {
   if (mediaType(c) !== 'application/x-www-form-urlencoded') {
@@ -103,6 +131,7 @@ export async function readFormBody(c: Context): Promise<ReadonlyMap<string, stri
       'send the form as application/x-www-form-urlencoded',
     );
   }
+  refuseForeignCharset(c, 'send the form');
   const text = await readLimited(c, MAX_FORM_BYTES, 'invalid_form');
   const fields = new Map<string, string>();
   for (const [key, value] of new URLSearchParams(text)) {

@@ -72,7 +72,7 @@ const MCP_LIMITS = [
  * import { payInvoice } from './operations/pay-invoice.js';
  * export default {
  *   operations: [payInvoice],
- *   // store: new SqliteStore({ path: 'approvals.db' }),   // default: --db FILE
+ *   // store: new SqliteStore({ path: 'approvals.db' }),   // or --db/--store, not both
  *   authentication: {
  *     async setup(directory) {
  *       await directory.ensureTenant('acme', 'Acme Corp');
@@ -87,7 +87,10 @@ export interface ServeConfig {
   readonly operations: readonly AnyOperation[];
   /** Task-specific read tools (`defineReadTool`), exposed over MCP (`--mcp`) beside the proposal tools. */
   readonly readTools?: readonly AnyReadTool[];
-  /** The store; defaults to SQLite at `--db FILE`. */
+  /**
+   * The store. Without it, `--db FILE` / `--store LOCATION` names it (default SQLite
+   * `./countersign.db`); giving both is refused, since neither would be obviously the one served.
+   */
   readonly store?: Store;
   readonly authentication?: AuthenticationConfig;
   /** Session and body limits of the MCP endpoint (`--mcp`). */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
@@ -182,6 +182,9 @@ describe.skipIf(!TEST_PG_URL)('countersign serve --store (COUNTERSIGN_TEST_PG_UR
     const url = new URL(TEST_PG_URL!);
     const schema = `cs_serve_${Date.now().toString(36)}`;
     url.searchParams.set('schema', schema);
+    // A server store has no directory: the demo's journal goes to the working directory, said at the start.
+    const before = process.cwd();
+    process.chdir(dir);
     const first = await serve([
       '--demo',
       '--store',
@@ -201,6 +204,9 @@ describe.skipIf(!TEST_PG_URL)('countersign serve --store (COUNTERSIGN_TEST_PG_UR
       '0',
     ]);
     try {
+      expect(first.stdout.join('')).toContain(
+        `demo: a PostgreSQL server store has no directory of its own: the demo's provider journal is in the working directory ${process.cwd()}\n`,
+      );
       expect(second.stdout.join('')).toContain('demo: the store was already seeded');
       const credentials = JSON.parse(readFileSync(join(dir, 'creds.json'), 'utf8')) as DemoCredentials;
       const approver = credentials.tenants['acme']!.operators.find((o) => o.role === 'approver')!;
@@ -210,6 +216,7 @@ describe.skipIf(!TEST_PG_URL)('countersign serve --store (COUNTERSIGN_TEST_PG_UR
       for (const [name, value] of client.cookies) other.cookies.set(name, value);
       expect((await other.get('/')).status).toBe(200);
     } finally {
+      process.chdir(before);
       await first.stop();
       await second.stop();
       const admin = new pg.Client({ connectionString: TEST_PG_URL! });
@@ -246,6 +253,47 @@ describe('countersign serve --store pglite:', () => {
       await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
     } finally {
       if (!stopped) await server.stop();
+    }
+  });
+
+  it('without --demo-credentials, keeps the demo credentials and provider journal beside the pglite: directory, not in the working directory', async () => {
+    const cwd = tempDir();
+    const before = process.cwd();
+    process.chdir(cwd.dir);
+    const data = join(dir, 'pg-data');
+    let server: Awaited<ReturnType<typeof serve>> | undefined;
+    try {
+      server = await serve(['--demo', '--store', `pglite:${data}`, '--port', '0']);
+      const credentialsFile = join(dir, 'countersign-demo-credentials.json');
+      expect(server.stdout.join('')).toContain(`demo: every demo login and token is in ${credentialsFile}\n`);
+      expect(server.stdout.join('')).not.toContain('no directory of its own');
+      const credentials = JSON.parse(readFileSync(credentialsFile, 'utf8')) as DemoCredentials;
+      const approver = credentials.tenants['acme']!.operators.find((o) => o.role === 'approver')!;
+      expect(server.stdout.join('')).toContain(
+        `demo: sign in at ${server.url}/login as ${approver.email} with password ${approver.password}\n`,
+      );
+      // The provider journals a payment once one runs: approve acme's payments.
+      const headers = {
+        authorization: `Bearer ${credentials.tenants['acme']!.operatorToken}`,
+        'content-type': 'application/json',
+      };
+      const pending = (await (
+        await fetch(`${server.url}/api/v1/proposals?status=pending&operation=invoice.pay`, { headers })
+      ).json()) as { items: { id: string; digest: string }[] };
+      for (const p of pending.items) {
+        const approved = await fetch(`${server.url}/api/v1/proposals/${p.id}/approve`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ seenDigest: p.digest }),
+        });
+        expect([200, 202]).toContain(approved.status);
+      }
+      expect(readFileSync(join(dir, 'countersign-demo-provider.jsonl'), 'utf8')).not.toBe('');
+      expect(readdirSync(cwd.dir)).toEqual([]);
+    } finally {
+      if (server) await server.stop();
+      process.chdir(before);
+      cwd.cleanup();
     }
   });
 
@@ -324,6 +372,44 @@ export default {
     expect(ok.headers.get('mcp-session-id')).toBeTruthy();
     await ok.body?.cancel();
     expect(await server.stop()).toBe(0);
+  });
+
+  it('refuses a store named both by --db/--store and by the config file, naming both, exit 2 (serve and mcp)', async () => {
+    const examples = pathToFileURL(join(process.cwd(), 'examples/index.ts')).href;
+    const sqlite = pathToFileURL(join(process.cwd(), 'src/store/sqlite/index.ts')).href;
+    // One module per run: an imported module (and the store it built) is cached, and each run closes its store.
+    let runs = 0;
+    const configWithStore = () => {
+      const file = join(dir, `with-store-${++runs}.config.mjs`);
+      writeFileSync(
+        file,
+        `import { demoWorld, demoOperations } from ${JSON.stringify(examples)};
+import { SqliteStore } from ${JSON.stringify(sqlite)};
+export default {
+  operations: demoOperations(demoWorld()),
+  store: new SqliteStore({ path: ${JSON.stringify(join(dir, `config-${runs}.db`))} }),
+};
+`,
+      );
+      return file;
+    };
+    const flagDb = join(dir, 'flag.db');
+    const mcp = ['mcp', '--tenant', 'acme', '--agent-token', 'cs_agent_x'];
+    const cases: [string[], string][] = [
+      [['serve', '--config', configWithStore(), '--store', flagDb, '--port', '0'], 'serve: --store'],
+      [['serve', '--config', configWithStore(), '--db', flagDb, '--port', '0'], 'serve: --db'],
+      [[...mcp, '--config', configWithStore(), '--db', flagDb], 'mcp: --db'],
+      [[...mcp, '--config', configWithStore(), '--store', flagDb], 'mcp: --store'],
+    ];
+    for (const [argv, named] of cases) {
+      const errors: string[] = [];
+      const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
+      expect(await runCli(argv, io)).toBe(2);
+      expect(errors.join('').split('\n')[0]).toBe(
+        `countersign ${named} and the config file's store both name a store: give one`,
+      );
+      expect(existsSync(flagDb)).toBe(false);
+    }
   });
 
   it('refuses bad usage with exit code 2', async () => {

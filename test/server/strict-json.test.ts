@@ -6,6 +6,7 @@ import {
   type ServerHarness,
   serverHarness,
 } from './support/server-harness.js';
+import { ConsoleClient, hidden } from './support/console-client.js';
 
 let h: ServerHarness;
 let proposal: { id: string; digest: string };
@@ -121,6 +122,68 @@ describe('strict JSON bodies', () => {
       expect(r.body['reason']).toBe('unsupported_media_type');
     }
     expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+  });
+
+  it('refuses a declared charset other than UTF-8 with 415 unsupported_media_type, before reading the body', async () => {
+    const r = await call(h, 'POST', `/api/v1/proposals/${proposal.id}/approve`, {
+      token: h.tenants.acme.operators.approver.token,
+      body: { seenDigest: proposal.digest },
+      headers: { 'content-type': 'application/json; charset=latin1' },
+    });
+    expect(r.status).toBe(415);
+    expect(r.body['reason']).toBe('unsupported_media_type');
+    expect(r.body['message']).toBe(
+      'charset "latin1" is not accepted: send the body as application/json in UTF-8 (charset=utf-8, or no charset)',
+    );
+    for (const type of [
+      'application/json; charset=ISO-8859-1',
+      'application/json;charset=utf-16',
+      'application/json; charset="windows-1252"',
+      'application/json; charset=',
+      // A second charset cannot slip past a first, UTF-8 one.
+      'application/json; charset=utf-8; charset=latin1',
+    ]) {
+      const refused = await call(h, 'POST', `/api/v1/proposals/${proposal.id}/approve`, {
+        token: h.tenants.acme.operators.approver.token,
+        body: { seenDigest: proposal.digest },
+        headers: { 'content-type': type },
+      });
+      expect([type, refused.status, refused.body['reason']]).toEqual([type, 415, 'unsupported_media_type']);
+    }
+    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+  });
+
+  it('reads a body declared utf-8, UTF-8, utf8 or "utf-8" (a non-object body reaches the 422 past the media check)', async () => {
+    for (const type of [
+      'application/json; charset=utf-8',
+      'application/json;charset=UTF-8',
+      'application/json; charset=utf8',
+      'application/json; charset="utf-8"',
+      'Application/JSON; Charset=Utf-8',
+    ]) {
+      const r = await call(h, 'POST', `/api/v1/proposals/${proposal.id}/approve`, {
+        token: h.tenants.acme.operators.approver.token,
+        rawBody: '[]',
+        headers: { 'content-type': type },
+      });
+      expect([type, r.status, r.body['reason']]).toEqual([type, 422, 'invalid_request']);
+    }
+  });
+
+  it('refuses a console form declared in a charset other than UTF-8 with 415 unsupported_media_type', async () => {
+    const client = new ConsoleClient(h.url);
+    const csrf = hidden((await client.get('/login')).html, 'csrf');
+    const fields = { csrf, email: 'nobody@acme.test', password: 'not-the-password' };
+    const latin1 = await client.post('/login', fields, {
+      'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1',
+    });
+    expect(latin1.status).toBe(415);
+    expect(latin1.html).toContain('<code class="reason-code">unsupported_media_type</code>');
+    // The same form declared UTF-8 is read: a wrong password, 401.
+    const utf8 = await client.post('/login', fields, {
+      'content-type': 'application/x-www-form-urlencoded; charset=UTF-8',
+    });
+    expect(utf8.status).toBe(401);
   });
 
   it('refuses a JSON body that is not an object with 422 invalid_request', async () => {

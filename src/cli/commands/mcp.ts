@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
@@ -9,7 +9,13 @@ import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
-import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
+import {
+  cliStoreLocation,
+  demoFilesDir,
+  refuseTwoStores,
+  STORE_OPTIONS,
+  storeOptionsHelp,
+} from '../store-option.js';
 
 /** `countersign mcp`: the MCP server over stdio, as one agent of one tenant. */
 export const mcpCommand: Command = {
@@ -68,11 +74,13 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    await refuseTwoStores(location, config?.store);
     const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
     const store: Store =
       config?.store ?? (await openStore(location?.kind === 'sqlite' ? db : (location?.target ?? db)));
+    // The journal countersign serve --demo keeps for the same store.
     const world = demo
-      ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })
+      ? demoWorld({ journal: join(demoFilesDir(location).dir, 'countersign-demo-provider.jsonl') })
       : undefined;
     const operations: readonly AnyOperation[] = world ? demoOperations(world) : (config?.operations ?? []);
     const engine = await createEngine({

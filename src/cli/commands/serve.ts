@@ -1,5 +1,5 @@
 import type { attachMcp, McpHttpHandler } from '../../adapters/mcp/index.js';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
@@ -18,7 +18,13 @@ import { describeStoreTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
-import { cliStoreLocation, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
+import {
+  cliStoreLocation,
+  demoFilesDir,
+  refuseTwoStores,
+  STORE_OPTIONS,
+  storeOptionsHelp,
+} from '../store-option.js';
 
 const EXPIRY_SWEEP_MS = 30_000;
 
@@ -56,7 +62,8 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
                            tenants acme and globex with approver, viewer and admin operators,
                            one agent each, and a scripted agent proposing a realistic mix
   --demo-credentials FILE  where --demo writes the logins and tokens the first time
-                           (default: countersign-demo-credentials.json beside the database)
+                           (default: countersign-demo-credentials.json beside the SQLite file
+                           or the pglite: directory, else in the working directory)
   --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
   --webhook URL            POST each lifecycle event (proposal.created, .decided, .outcome) to URL,
                            signed per Standard Webhooks, retried for 24 h
@@ -102,6 +109,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    await refuseTwoStores(location, config?.store);
     // Checked before any store is opened: a malformed secret stops the start, naming its flag.
     const notifying = resolveNotifications({
       config: config?.notifications,
@@ -116,8 +124,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     // The config file's authentication.oidc, or for --demo the COUNTERSIGN_OIDC_* variables
     // (checked here, before any store is opened: an http:// issuer off loopback stops the start).
     const oidc = config?.authentication?.oidc ?? (demo ? oidcFromEnvironment(process.env) : undefined);
-    // The SQLite file (also where the demo keeps its journal and credentials): --db FILE, --store
-    // FILE, or ./countersign.db beside a server or PGlite store.
+    // The SQLite file: --db FILE, --store FILE, or ./countersign.db.
     const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
     const target = location
       ? location.kind === 'sqlite'
@@ -127,9 +134,11 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         ? undefined
         : db;
     const store: Store = config?.store ?? (await openStore(target ?? db));
-    const world = demo
-      ? demoWorld({ journal: join(dirname(db), 'countersign-demo-provider.jsonl') })
-      : undefined;
+    // The demo's credentials and provider journal: beside the SQLite file or the pglite: directory,
+    // else in the working directory (said at the start).
+    const demoFiles = demoFilesDir(location);
+    const journal = join(demoFiles.dir, 'countersign-demo-provider.jsonl');
+    const world = demo ? demoWorld({ journal }) : undefined;
     const operations: readonly AnyOperation[] = world ? demoOperations(world) : (config?.operations ?? []);
     if (operations.length === 0) {
       await store.close();
@@ -188,8 +197,9 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     await directory.migrate();
     directoryRef = directory;
     await auth.setup?.(directory);
+    const credentialsOption = stringOption(args, 'demo-credentials');
     const credentialsFile = resolve(
-      stringOption(args, 'demo-credentials') ?? join(dirname(db), 'countersign-demo-credentials.json'),
+      credentialsOption ?? join(demoFiles.dir, 'countersign-demo-credentials.json'),
     );
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
     let mcp: McpHttpHandler | undefined;
@@ -245,6 +255,12 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     io.stdout(`ready ${server.url}\n`);
     if (mcp) io.stdout(`mcp ${server.url}/mcp (agent bearer tokens)\n`);
     if (notifications) io.stdout(`notifications: ${notifications.channels.join(', ')}\n`);
+    if (demo && demoFiles.kind === 'working_directory')
+      io.stdout(
+        `demo: ${demoFiles.store} has no directory of its own: the demo's ${
+          credentialsOption === undefined ? 'credentials and provider journal are' : 'provider journal is'
+        } in the working directory ${demoFiles.dir}\n`,
+      );
     if (seeded?.kind === 'seeded') {
       const login = seeded.credentials.tenants['acme']?.operators.find((o) => o.role === 'approver');
       if (login)
