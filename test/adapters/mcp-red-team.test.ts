@@ -441,6 +441,25 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
     await r.body?.cancel();
   }
 
+  it('no token, a malformed header, an unknown token: 401 unauthenticated with a Bearer challenge', async () => {
+    const seen: unknown[] = [];
+    for (const headers of [
+      {},
+      { authorization: tokens.acme },
+      { authorization: `Basic ${tokens.acme}` },
+      { authorization: `Bearer ${tokens.acme} extra` },
+      { authorization: `Bearer ${'a'.repeat(600)}` },
+      bearer('cs_agent_not-a-real-token'),
+    ]) {
+      const r = await post(headers);
+      seen.push([r.status, r.body['reason'], r.headers.get('www-authenticate'), r.session]);
+    }
+    // Before: every refusal but the first was the console's HTML error page (the app's bearer
+    // check runs before the MCP handler), which no MCP client reads.
+    expect(seen).toEqual(Array(6).fill([401, 'unauthenticated', 'Bearer realm="countersign"', null]));
+    expect(mcp?.sessions).toBe(0);
+  });
+
   it('an operator token is no agent: 403 forbidden, no session', async () => {
     const r = await post(bearer(tokens.operator));
     expect(r).toMatchObject({
@@ -448,6 +467,25 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
       body: { reason: 'forbidden', message: 'only an agent token opens an MCP session' },
       session: null,
     });
+  });
+
+  it('a revoked agent token: 401 unauthenticated, also inside the session it opened, which proposes nothing more', async () => {
+    const token = await directory.issueAgentToken({ tenant: 'acme', agent: 'revoked-soon' });
+    const session = await openSession(token);
+    expect(await directory.revokeToken(token)).toBe(true);
+    const inside = await post(
+      inSession(token, session),
+      toolCall('propose_invoice_pay', { invoice_id: 'inv-104' }),
+    );
+    expect([inside.status, inside.body['reason'], inside.body['message']]).toEqual([
+      401,
+      'unauthenticated',
+      'the bearer token is not valid',
+    ]);
+    const fresh = await post(bearer(token));
+    expect([fresh.status, fresh.body['reason']]).toEqual([401, 'unauthenticated']);
+    expect((await h.engine.list('acme')).items).toHaveLength(0);
+    await mcp?.close();
   });
 
   it('a third session of one agent is 429 rate_limited (scope agent) while two are open', async () => {
