@@ -158,5 +158,8 @@ async function getProposal(
     outcome: proposal.outcome,
     handback,
   };
-  return { content: [{ type: 'text', text: JSON.stringify(view) }], structuredContent: view };
+  // JSON.stringify leaves U+2028/U+2029 raw: escaped, the model's words in the view stay inside
+  // JSON strings on one line, never a line of the transcript of their own.
+  const json = JSON.stringify(view).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return { content: [{ type: 'text', text: json }], structuredContent: view };
 }
