@@ -1,3 +1,6 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -15,7 +18,17 @@ import { createCountersignApp } from '../../src/server/create-app.js';
 import { PrincipalDirectory } from '../../src/server/directory/principal-directory.js';
 import { type RunningServer, startServer } from '../../src/server/start-server.js';
 import type { Store } from '../../src/store/store.js';
-import { approver, ENGINE_BACKENDS, type Harness, harness, harnessOn, warmUp } from '../support/engine.js';
+import {
+  approver,
+  ENGINE_BACKENDS,
+  type Harness,
+  harness,
+  harnessOn,
+  tempDir,
+  warmUp,
+} from '../support/engine.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { createEngine } from '../../src/index.js';
 import { hostileOperation } from '../server/support/hostile-operation.js';
 
 // A hostile agent's pass over the MCP server: each attempt is something a model (or whoever holds
@@ -597,5 +610,141 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('countersign mcp over stdio, driven line by line as a raw client', () => {
+  const { dir, cleanup } = tempDir();
+  const db = join(dir, 'countersign.db');
+  let child: ChildProcessWithoutNullStreams;
+  let directory: PrincipalDirectory;
+  let store: SqliteStore;
+  let token: string;
+  const replies = new Map<number, Record<string, unknown>>();
+  const waiting = new Map<number, (reply: Record<string, unknown>) => void>();
+  beforeAll(async () => {
+    store = new SqliteStore({ path: db });
+    await store.migrate();
+    directory = new PrincipalDirectory(store);
+    await directory.migrate();
+    await directory.ensureTenant('acme');
+    token = await directory.issueAgentToken({ tenant: 'acme' });
+    child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'mcp',
+        '--db',
+        db,
+        '--demo',
+        '--tenant',
+        'acme',
+        '--agent-token',
+        token,
+      ],
+      { cwd: join(import.meta.dirname, '..', '..') },
+    );
+    child.stderr.resume();
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const reply = JSON.parse(line) as Record<string, unknown>;
+      const id = reply['id'] as number;
+      replies.set(id, reply);
+      waiting.get(id)?.(reply);
+    });
+    await rpc(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  }, 60_000);
+  afterAll(async () => {
+    child?.stdin.end();
+    if (child && child.exitCode === null) await new Promise((done) => child.once('exit', done));
+    await store?.close();
+    cleanup();
+  });
+
+  function rpc(id: number, method: string, params: unknown, raw?: string): Promise<Record<string, unknown>> {
+    const reply = new Promise<Record<string, unknown>>((done) => waiting.set(id, done));
+    child.stdin.write(`${raw ?? JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return reply;
+  }
+  const textOf = (reply: Record<string, unknown>) =>
+    ((reply['result'] as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('');
+  async function proposals() {
+    const engine = await createEngine({ store: new SqliteStore({ path: db }), operations: [] });
+    try {
+      return (await engine.list('acme')).items;
+    } finally {
+      await engine.close();
+    }
+  }
+
+  it('a line that is not JSON, or not JSON-RPC, is dropped; the session keeps answering', async () => {
+    child.stdin.write('this is not json\n{"jsonrpc":"2.0","id":"x"\n[1,2,3]\n');
+    const raw = await rpc(
+      2,
+      'tools/call',
+      undefined,
+      '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"propose_invoice_pay","arguments":{"invoice_id":"\\ud800"}}}',
+    );
+    expect(raw['result']).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: refusal(
+            '$.invoice_id: cannot canonicalize $.invoice_id: the string contains an unpaired UTF-16 surrogate (lone_surrogate)',
+          ),
+        },
+      ],
+      isError: true,
+    });
+    expect(child.exitCode).toBeNull();
+  });
+
+  it('arguments that are not an object: the SDK’s own JSON-RPC error naming params.arguments, not a crash', async () => {
+    const reply = await rpc(3, 'tools/call', { name: 'get_proposal', arguments: 'prp_x' });
+    // The SDK checks the request shape before countersign's handler runs, and labels its zod
+    // issues -32603 (not -32602): nothing of countersign's runs or leaks.
+    const error = reply['error'] as { code: number; message: string };
+    expect(error.code).toBe(-32603);
+    expect(JSON.parse(error.message)).toEqual([
+      {
+        expected: 'record',
+        code: 'invalid_type',
+        path: ['params', 'arguments'],
+        message: 'Invalid input: expected record, received string',
+      },
+    ]);
+    expect(child.exitCode).toBeNull();
+  });
+
+  it('a token revoked while the session runs: the next tool call is refused unauthenticated and proposes nothing', async () => {
+    const before = await rpc(4, 'tools/call', {
+      name: 'propose_invoice_pay',
+      arguments: { invoice_id: 'inv-104' },
+    });
+    expect(textOf(before)).toContain('Status: waiting for approval by a human');
+    expect(await directory.revokeToken(token)).toBe(true);
+    // Before: the session had authenticated once at start and went on proposing.
+    const after = await rpc(5, 'tools/call', {
+      name: 'propose_invoice_pay',
+      arguments: { invoice_id: 'inv-107' },
+    });
+    expect(after['result']).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
+        },
+      ],
+      isError: true,
+    });
+    const read = await rpc(6, 'tools/call', { name: 'list_open_invoices', arguments: {} });
+    expect((read['result'] as { isError: boolean }).isError).toBe(true);
+    expect((await proposals()).map((p) => p.resource)).toEqual(['invoice:inv-104']);
   });
 });

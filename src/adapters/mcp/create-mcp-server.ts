@@ -96,6 +96,12 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
+    if (session.stillAuthenticated && !(await session.stillAuthenticated())) {
+      return text(
+        'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
+        true,
+      );
+    }
     if (name === GET_PROPOSAL.name) return getProposal(engine, session, args);
     const read = reads.call(name, args);
     if (read) return read;
