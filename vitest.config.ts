@@ -13,6 +13,7 @@ const INTEGRATION = [
   'test/adapters/examples.test.ts',
   'test/adapters/mcp.test.ts',
   'test/adapters/mcp-replies.test.ts',
+  'test/adapters/mcp-red-team.test.ts',
   'test/notify/kill-delivery.test.ts',
   'test/server/start-server.test.ts',
   // `countersign serve` in-process: the whole service boots, seeds and hashes at production cost.

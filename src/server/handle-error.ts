@@ -8,8 +8,13 @@ import type { AppEnv } from './app-env.js';
 import { errorPage } from './console/pages/error-page.js';
 import { HttpProblem, type ProblemBody } from './http-problem.js';
 
+// A request with an Authorization header is an API or MCP client (the console goes by its
+// cookie): its refusal is JSON wherever it was sent, e.g. a revoked agent token on /mcp, which
+// the app's bearer check refuses before the MCP handler runs.
 function wantsJson(c: Context): boolean {
-  return c.req.path.startsWith('/api/') || c.req.path === '/healthz';
+  return (
+    c.req.path.startsWith('/api/') || c.req.path === '/healthz' || c.req.header('authorization') !== undefined
+  );
 }
 
 function respond(

@@ -96,6 +96,12 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const { name, arguments: args } = request.params;
+    if (session.stillAuthenticated && !(await session.stillAuthenticated())) {
+      return text(
+        'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
+        true,
+      );
+    }
     if (name === GET_PROPOSAL.name) return getProposal(engine, session, args);
     const read = reads.call(name, args);
     if (read) return read;
@@ -158,5 +164,8 @@ async function getProposal(
     outcome: proposal.outcome,
     handback,
   };
-  return { content: [{ type: 'text', text: JSON.stringify(view) }], structuredContent: view };
+  // JSON.stringify leaves U+2028/U+2029 raw: escaped, the model's words in the view stay inside
+  // JSON strings on one line, never a line of the transcript of their own.
+  const json = JSON.stringify(view).replace(/[\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  return { content: [{ type: 'text', text: json }], structuredContent: view };
 }

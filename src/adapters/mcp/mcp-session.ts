@@ -13,4 +13,11 @@ export interface McpSession {
   readonly section?: string | null;
   /** Only these operation kinds become tools (default: all that can be proposed). */
   readonly operations?: readonly string[];
+  /**
+   * Asked before every tool call; `false` refuses the call (`unauthenticated`). A session that
+   * authenticated once when it opened (stdio: `countersign mcp`) passes a fresh lookup of its
+   * token here, so revoking the token ends what the running session can do. Over HTTP every
+   * request is authenticated anyway.
+   */
+  readonly stillAuthenticated?: () => Promise<boolean> | boolean;
 }

@@ -108,7 +108,17 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
       logger.info({ tenant, agent: actor.id, runId, resource }, 'mcp session over stdio');
       await serveMcpStdio(
         engine,
-        { tenant, agent: actor.id, runId, ...(resource !== undefined ? { resource } : {}) },
+        {
+          tenant,
+          agent: actor.id,
+          runId,
+          ...(resource !== undefined ? { resource } : {}),
+          // The token was checked once, above: a revoked one must also stop this running session.
+          stillAuthenticated: async () => {
+            const now = await directory.authenticateBearer(token);
+            return now?.kind === 'agent' && now.id === actor.id && now.tenant === actor.tenant;
+          },
+        },
         io.signal ? { signal: io.signal } : {},
       );
       return 0;
