@@ -46,7 +46,7 @@ describe('countersign/ai-sdk', () => {
     expect(result.steps).toHaveLength(1);
     const [proposal] = await h.proposals();
     expect(result.toolResults[0]?.output).toContain(
-      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD.`,
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: "Pay Northwind Paper Co. 240.49 USD".`,
     );
     expect(h.executions()).toBe(0);
 
@@ -132,7 +132,7 @@ describe('countersign/ai-sdk', () => {
     expect(proposal?.status).toBe('succeeded');
     expect(result.steps).toHaveLength(1);
     expect(result.toolResults[0]?.output).toBe(
-      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD. Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: "Pay Northwind Paper Co. 240.49 USD". Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
     );
 
     await h.grantPayment('inv-107');

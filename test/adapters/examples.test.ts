@@ -54,7 +54,7 @@ describe('the adapter examples run with their scripted model', () => {
       'application: binding error (runId missing)\nturn 0 (no run_id): rejected with BindingError runId\n',
     );
     expect(stdout).toMatch(
-      /turn 1 \(run_[0-9a-z-]+\): Proposal prp_[0-9a-z]+ \(short hash [0-9a-f]{12}\) created: Pay Northwind Paper Co\. 240\.49 USD\. Status: waiting for approval by a human; nothing has been executed\./,
+      /turn 1 \(run_[0-9a-z-]+\): Proposal prp_[0-9a-z]+ \(short hash [0-9a-f]{12}\) created: "Pay Northwind Paper Co\. 240\.49 USD"\. Status: waiting for approval by a human; nothing has been executed\./,
     );
     expect(stdout).toContain('turn 1 ended at the proposal after 1 model call(s)');
   });

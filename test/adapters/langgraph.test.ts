@@ -68,7 +68,7 @@ describe('countersign/langgraph', () => {
       operation: 'invoice.pay',
     });
     expect(reply?.content).toContain(
-      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD.`,
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: "Pay Northwind Paper Co. 240.49 USD".`,
     );
     expect(turn1.views).toHaveLength(1);
     expect(h.executions()).toBe(0);
@@ -182,7 +182,7 @@ describe('countersign/langgraph', () => {
     expect(proposal?.status).toBe('succeeded');
     const [reply] = toolMessages(state.messages);
     expect(reply?.content).toBe(
-      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: Pay Northwind Paper Co. 240.49 USD. Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
+      `Proposal ${proposal?.id} (short hash ${proposal?.short}) created: "Pay Northwind Paper Co. 240.49 USD". Status: approved by a standing grant; it was executed and succeeded. Do not propose it again.`,
     );
     expect(turn.views).toHaveLength(1);
     expect(h.executions()).toBe(1);

@@ -55,7 +55,7 @@ describe('countersign/openai-agents', () => {
     expect(proposal?.requestedBy).toBe('agent:acme-assistant');
     expect(proposal?.resource).toBe('invoice:inv-104');
     expect(result.finalOutput).toBe(
-      `Waiting for approval: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}).`,
+      `Waiting for approval: "Pay Northwind Paper Co. 240.49 USD" (proposal ${proposal?.id}, short hash ${proposal?.short}).`,
     );
     const toolOutput = result.newItems.find((i) => i.type === 'tool_call_output_item');
     expect(toolOutput?.type === 'tool_call_output_item' ? toolOutput.output : '').toContain(
@@ -105,7 +105,7 @@ describe('countersign/openai-agents', () => {
     expect(text).toContain('Status: approved by a standing grant; it was executed and succeeded.');
     expect(text).not.toContain('waiting');
     expect(result.finalOutput).toBe(
-      `Approved by a standing grant: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}); it was executed and succeeded.`,
+      `Approved by a standing grant: "Pay Northwind Paper Co. 240.49 USD" (proposal ${proposal?.id}, short hash ${proposal?.short}); it was executed and succeeded.`,
     );
   });
 
@@ -118,7 +118,7 @@ describe('countersign/openai-agents', () => {
     expect(proposal?.status).toBe('terminal_failure');
     expect(proposal?.approvalKind).toBe('grant');
     expect(result.finalOutput).toBe(
-      `Approved by a standing grant: Pay Northwind Paper Co. 240.49 USD (proposal ${proposal?.id}, short hash ${proposal?.short}); it failed and will not be retried.`,
+      `Approved by a standing grant: "Pay Northwind Paper Co. 240.49 USD" (proposal ${proposal?.id}, short hash ${proposal?.short}); it failed and will not be retried.`,
     );
     expect(turn.model.calls).toBe(1);
   });
@@ -152,8 +152,9 @@ describe('countersign/openai-agents', () => {
     const result = await turn.runner.run(turn.agent, 'Credit the customer');
     const [proposal] = await h.proposals();
     expect(proposal?.status).toBe('pending');
-    expect(String(result.finalOutput)).toMatch(
-      /^Waiting for approval: Credit 1\.00 USD to cus-81\. Status: /,
+    // The lure stays inside the quoted summary; the status is the adapter's own words.
+    expect(String(result.finalOutput)).toBe(
+      `Waiting for approval: "Credit 1.00 USD to ${lure}" (proposal ${proposal?.id}, short hash ${proposal?.short}).`,
     );
     expect(h.executions()).toBe(0);
   });

@@ -1,10 +1,10 @@
 import type { ToolToFinalOutputFunction } from '@openai/agents';
 import { isProposalTool } from './proposal-tools.js';
 
-// Greedy up to the last status sentence: a summary (application text built from model-chosen
-// values) that itself contains ". Status: …" cannot pass for the status.
+// The summary is a JSON string (application text that may repeat model-chosen values): whatever
+// it holds, including ". Status: …", stays inside its quotes and cannot pass for the status.
 const PROPOSED =
-  /^Proposal (prp_[0-9a-z]+) \(short hash ([0-9a-f]{12})\) created: (.*)\. Status: (waiting for approval by a human; nothing has been executed|approved by a standing grant; ([^.]*))\. Do not propose/;
+  /^Proposal (prp_[0-9a-z]+) \(short hash ([0-9a-f]{12})\) created: ("(?:[^"\\]|\\.)*")\. Status: (waiting for approval by a human; nothing has been executed|approved by a standing grant; ([^.]*))\. Do not propose/;
 
 /**
  * A `toolUseBehavior` that ends the run as soon as a proposing tool created a proposal: the final

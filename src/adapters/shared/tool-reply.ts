@@ -57,7 +57,9 @@ const GRANTED: Partial<Record<Proposal['status'], string>> = {
  * for a human, or (when a standing grant approved it inside the call) what its execution came to.
  */
 export function proposedText(proposal: Proposal): string {
-  const head = `Proposal ${proposal.id} (short hash ${proposal.short}) created: ${summaryOf(proposal)}. `;
+  // The summary is quoted as a JSON string: it may repeat model-chosen values, and quoted it can
+  // never read as the status sentence that follows it.
+  const head = `Proposal ${proposal.id} (short hash ${proposal.short}) created: ${JSON.stringify(summaryOf(proposal))}. `;
   const granted = proposal.approvalKind === 'grant' ? GRANTED[proposal.status] : undefined;
   if (granted) {
     return `${head}Status: approved by a standing grant; ${granted}. Do not propose it again.`;
