@@ -6,7 +6,9 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Engine } from '../../engine/create-engine.js';
+import { type Logger, silentLogger } from '../../engine/engine-context.js';
 import { proposalHandback } from '../../engine/handback.js';
+import { newId } from '../../engine/ids.js';
 import { readProposal } from '../../engine/read-scope.js';
 import { operationTools } from '../shared/operation-tools.js';
 import { summaryOf } from '../shared/tool-reply.js';
@@ -52,7 +54,8 @@ function text(value: string, isError = false): CallToolResult {
  * const server = createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme-assistant', runId: newId('run'), resource: 'invoice:*' });
  * await server.connect(new StdioServerTransport());
  */
-export function createMcpServer(engine: Engine, session: McpSession): Server {
+export function createMcpServer(engine: Engine, session: McpSession, options: McpServerOptions = {}): Server {
+  const logger = options.logger ?? silentLogger;
   const tools = operationTools(
     engine,
     {
@@ -95,7 +98,32 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
     ],
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
+    try {
+      return await callTool(request.params.name, request.params.arguments);
+    } catch (error) {
+      // A bug or an I/O failure: the model gets a correlation id, never the error's text (table
+      // names, SQL, paths); the operator finds the error under that id in the log.
+      const correlationId = newId('cor');
+      logger.error(
+        {
+          err: error,
+          correlationId,
+          tool: request.params.name,
+          tenant: session.tenant,
+          agent: session.agent,
+        },
+        'mcp tool call failed',
+      );
+      return text(
+        `The call failed inside the server (correlation id ${correlationId}). Do not assume anything was proposed or executed: check with get_proposal or ask an operator before trying again.`,
+        true,
+      );
+    }
+  });
+  const callTool = async (
+    name: string,
+    args: Record<string, unknown> | undefined,
+  ): Promise<CallToolResult> => {
     if (session.stillAuthenticated && !(await session.stillAuthenticated())) {
       return text(
         'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
@@ -124,8 +152,14 @@ export function createMcpServer(engine: Engine, session: McpSession): Server {
         run_id: p.runId,
       },
     };
-  });
+  };
   return server;
+}
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** Where a tool call that fails inside the server is logged (default: silent). */
+  readonly logger?: Logger;
 }
 
 async function getProposal(

@@ -14,7 +14,7 @@ export {
 } from '../shared/agent-binding.js';
 export type { AgentAuthenticator } from './agent-authenticator.js';
 export { attachMcp, type RouteHost } from './attach-mcp.js';
-export { createMcpServer, MCP_SERVER_INFO } from './create-mcp-server.js';
+export { createMcpServer, MCP_SERVER_INFO, type McpServerOptions } from './create-mcp-server.js';
 export { type McpHttpHandler, type McpHttpOptions, mcpHttpHandler } from './mcp-http-handler.js';
 export type { McpSession } from './mcp-session.js';
 export { serveMcpStdio } from './serve-mcp-stdio.js';

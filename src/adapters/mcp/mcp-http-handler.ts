@@ -4,6 +4,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { parseJson } from '../../canonical/parse-json.js';
 import type { Engine } from '../../engine/create-engine.js';
+import type { Logger } from '../../engine/engine-context.js';
 import { newId } from '../../engine/ids.js';
 import type { Actor } from '../../operation/actor.js';
 import type { ProblemReason } from '../../server/http-problem.js';
@@ -47,6 +48,8 @@ export interface McpHttpOptions {
    * the MCP client is never asked to fix it.
    */
   readonly onBindingError?: BindingErrorHook;
+  /** Where a tool call that fails inside the server is logged (default: silent). */
+  readonly logger?: Logger;
 }
 
 /** A streamable-HTTP MCP endpoint as one web-standard handler, plus what its host needs to stop it. */
@@ -178,12 +181,16 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
     let server: Server;
     try {
-      server = createMcpServer(engine, {
-        tenant: actor.tenant,
-        agent: actor.id,
-        runId: newId('run'),
-        ...(options.resource !== undefined ? { resource: options.resource } : {}),
-      });
+      server = createMcpServer(
+        engine,
+        {
+          tenant: actor.tenant,
+          agent: actor.id,
+          runId: newId('run'),
+          ...(options.resource !== undefined ? { resource: options.resource } : {}),
+        },
+        options.logger ? { logger: options.logger } : {},
+      );
     } catch (error) {
       slot.release();
       if (error instanceof BindingError) options.onBindingError?.(error);

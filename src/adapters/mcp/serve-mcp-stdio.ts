@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Engine } from '../../engine/create-engine.js';
+import type { Logger } from '../../engine/engine-context.js';
 import { createMcpServer } from './create-mcp-server.js';
 import type { McpSession } from './mcp-session.js';
 
@@ -11,9 +12,15 @@ import type { McpSession } from './mcp-session.js';
 export async function serveMcpStdio(
   engine: Engine,
   session: McpSession,
-  io: { readonly stdin?: Readable; readonly stdout?: Writable; readonly signal?: AbortSignal } = {},
+  io: {
+    readonly stdin?: Readable;
+    readonly stdout?: Writable;
+    readonly signal?: AbortSignal;
+    /** Where failed tool calls are logged (never stdout). */
+    readonly logger?: Logger;
+  } = {},
 ): Promise<void> {
-  const server = createMcpServer(engine, session);
+  const server = createMcpServer(engine, session, io.logger ? { logger: io.logger } : {});
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   const closed = new Promise<void>((done) => {
     server.onclose = () => done();

@@ -119,7 +119,7 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
             return now?.kind === 'agent' && now.id === actor.id && now.tenant === actor.tenant;
           },
         },
-        io.signal ? { signal: io.signal } : {},
+        { logger, ...(io.signal ? { signal: io.signal } : {}) },
       );
       return 0;
     } finally {

@@ -219,6 +219,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
               mcp = mcpModule.attachMcp(host, ctx.engine, {
                 ...config?.mcp,
                 authenticate: (token) => ctx.directory.authenticateBearer(token),
+                logger,
               });
             },
           }
