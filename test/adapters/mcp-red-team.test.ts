@@ -355,6 +355,11 @@ for (const backend of ENGINE_BACKENDS) {
         expect(answer.isError).toBe(true);
         expect(answer.text).toBe(`No proposal ${odd}.`);
       }
+      // A huge id is echoed cut short, never in full.
+      const huge = `prp_${'x'.repeat(1_000_000)}`;
+      expect((await call(globex, 'get_proposal', { proposal_id: huge })).text).toBe(
+        `No proposal ${huge.slice(0, 63)}….`,
+      );
       // The same agent name in another tenant is another principal.
       const twin = await session({ tenant: 'globex' });
       expect((await call(twin, 'get_proposal', { proposal_id: id })).text).toBe(`No proposal ${id}.`);

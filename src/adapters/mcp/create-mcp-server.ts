@@ -186,7 +186,8 @@ async function getProposal(
     { tenant: session.tenant, id: session.agent, kind: 'agent' },
     id,
   );
-  if (!proposal) return text(`No proposal ${id}.`, true);
+  // Echoed at most 64 characters long: an id of a megabyte would only flood the model's context.
+  if (!proposal) return text(`No proposal ${id.length > 64 ? `${id.slice(0, 63)}…` : id}.`, true);
   const handback = proposalHandback(engine.operations.get(proposal.operation), proposal);
   const view = {
     proposal_id: proposal.id,
