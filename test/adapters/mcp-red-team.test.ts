@@ -553,6 +553,21 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
     await close(tokens.acme, b);
   });
 
+  it('sessions of a revoked token give their slots to the agent’s new token instead of holding them until idle', async () => {
+    const old = await directory.issueAgentToken({ tenant: 'acme', agent: 'rotated' });
+    await openSession(old);
+    await openSession(old);
+    expect(await directory.revokeToken(old)).toBe(true);
+    const renewed = await directory.issueAgentToken({ tenant: 'acme', agent: 'rotated' });
+    const a = await openSession(renewed);
+    const b = await openSession(renewed);
+    // The cap still holds for live sessions.
+    const third = await post(bearer(renewed));
+    expect([third.status, third.body['reason'], third.body['scope']]).toEqual([429, 'rate_limited', 'agent']);
+    await close(renewed, a);
+    await close(renewed, b);
+  });
+
   it('another tenant’s agent using a session id: 404 like an unknown session', async () => {
     const session = await openSession(tokens.acme);
     const r = await post(inSession(tokens.globex, session), toolCall('get_proposal', { proposal_id: 'x' }));

@@ -67,6 +67,8 @@ interface OpenSession {
   readonly agent: Actor;
   /** Gives the session's slot in the ledger back. */
   readonly release: () => void;
+  /** Whether the token that opened the session still authenticates its agent. */
+  readonly stillValid: () => Promise<boolean>;
   lastSeen: number;
 }
 
@@ -150,6 +152,17 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     const cutoff = now() - idleMs;
     for (const [id, open] of sessions) if (open.lastSeen < cutoff) await drop(id);
   };
+  // A session whose token was revoked refuses every request (the bearer check runs first) but
+  // would hold its slot until it idles out, and a reissued token of the same agent would meet a
+  // full cap: when a cap is full, the sessions in its scope whose token no longer authenticates go.
+  const sweepRevoked = async (actor: Actor, scope: McpSessionScope) => {
+    for (const [id, open] of [...sessions]) {
+      const inScope =
+        scope === 'server' ||
+        (open.agent.tenant === actor.tenant && (scope === 'tenant' || open.agent.id === actor.id));
+      if (inScope && !(await open.stillValid())) await drop(id);
+    }
+  };
 
   async function handle(request: Request): Promise<Response> {
     const match = /^Bearer ([A-Za-z0-9._~+/=-]{1,512})$/.exec(request.headers.get('authorization') ?? '');
@@ -177,8 +190,18 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     }
     await sweepIdle();
     // reserve() counts the slot at once, before any await, so concurrent initializes cannot overshoot a cap.
-    const slot = ledger.reserve(actor);
-    if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
+    let slot = ledger.reserve(actor);
+    if (slot.kind === 'refused') {
+      await sweepRevoked(actor, slot.scope);
+      slot = ledger.reserve(actor);
+      if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
+    }
+    const reserved = slot;
+    const token = match[1]!;
+    const stillValid = async () => {
+      const current = await options.authenticate(token);
+      return current?.kind === 'agent' && current.id === actor.id && current.tenant === actor.tenant;
+    };
     let server: Server;
     try {
       server = createMcpServer(
@@ -192,14 +215,21 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
         options.logger ? { logger: options.logger } : {},
       );
     } catch (error) {
-      slot.release();
+      reserved.release();
       if (error instanceof BindingError) options.onBindingError?.(error);
       throw error;
     }
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, agent: actor, release: slot.release, lastSeen: now() });
+        sessions.set(id, {
+          transport,
+          server,
+          agent: actor,
+          release: reserved.release,
+          stillValid,
+          lastSeen: now(),
+        });
       },
       onsessionclosed: (id) => drop(id),
     });
@@ -209,7 +239,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     } finally {
       // An initialize the transport refused opened no session: give its slot back.
       if (transport.sessionId === undefined || !sessions.has(transport.sessionId)) {
-        slot.release();
+        reserved.release();
         await server.close();
       }
     }
