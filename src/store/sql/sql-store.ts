@@ -156,7 +156,7 @@ export class SqlStore implements Store {
         const tx = new SqlTransaction(session, this.#driver, this.#busy);
         tries.push(tx);
         const value = await fn(tx);
-        await tx.writeHeads();
+        await tx.beforeCommit();
         committed = tx;
         return value;
       })
@@ -238,7 +238,7 @@ export class SqlStore implements Store {
     const chained = await this.#driver.transaction(async (session) => {
       const tx = new SqlTransaction(session, this.#driver, undefined);
       const chained = await tx.takeHeadAndDrain(tenant, chainer, 'pass');
-      await tx.writeHeads();
+      await tx.beforeCommit();
       return chained;
     });
     // Committed: the events this store's callers wait for are theirs now.
@@ -363,6 +363,9 @@ class SqlTransaction implements StoreTransaction {
   readonly #entered: string[] = [];
   /** Events this transaction queued, to chain after it commits. */
   readonly queued: Queued[] = [];
+  // Queue rows not yet written: one INSERT for all of them just before COMMIT (a round trip per
+  // event less on a claim). Nothing in the transaction reads its own queued rows.
+  readonly #unwritten: (readonly unknown[])[] = [];
 
   constructor(session: SqlSession, driver: SqlDriver, busy: Map<string, number> | undefined) {
     this.#s = session;
@@ -697,14 +700,26 @@ class SqlTransaction implements StoreTransaction {
     const seal = chainer.queueSeal(draft);
     const row = queueRow(draft, seal);
     this.#storable('countersign_audit_queue', QUEUE_COLUMNS, row);
-    await this.#s.run(INSERT_QUEUED(row));
+    this.#unwritten.push(row);
     const event: AuditEvent = { ...draft, seq: 0, leafHash: '', chainHash: '', seal: null };
     this.queued.push({ event, chainer });
     return event;
   }
 
-  /** Writes the chain heads this transaction advanced, once each, just before the commit. */
-  async writeHeads(): Promise<void> {
+  /**
+   * Writes what waited for the commit, just before it: the queued audit events (one statement)
+   * and the chain heads this transaction advanced, once each.
+   */
+  async beforeCommit(): Promise<void> {
+    const rows = this.#unwritten.splice(0);
+    if (rows.length === 1) await this.#s.run(INSERT_QUEUED(rows[0]!));
+    else if (rows.length > 1)
+      await this.#s.run(
+        sql`INSERT INTO countersign_audit_queue (${sql.raw(QUEUE_COLUMNS.join(', '))}) VALUES ${sql.join(
+          rows.map((row) => sql`(${sql.list(row)})`),
+          ', ',
+        )}`,
+      );
     for (const tenant of this.#advanced) {
       const head = this.#heads.get(tenant)!;
       await this.#s.run(
