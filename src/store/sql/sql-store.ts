@@ -593,7 +593,9 @@ class SqlTransaction implements StoreTransaction {
     // Each read is a fresh snapshot of what waits, oldest first, so an event that committed late
     // with an older place in the queue is still chained before any that depended on it. A pass
     // reads again while it finds events (at most PASS_READS times): those that commit while it
-    // runs are chained by it, and their callers need not wait for another pass.
+    // runs are chained by it, and their callers need not wait for another pass. The first read is
+    // not folded into the lock's statement: under READ COMMITTED that statement's snapshot is taken
+    // before it waits for the lock, so it would still see rows the pass it waited for has chained.
     const refused = new Set<number>();
     for (let read = 1; ; read++) {
       const rows = await this.#s.all(
