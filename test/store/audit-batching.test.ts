@@ -177,6 +177,27 @@ describe.each(leftBehind)('queued audit events left behind %s', (_, openMigrated
     }
   });
 
+  it('a queue longer than one batch is chained whole, in queue order, each event once', async () => {
+    const store = await openMigrated();
+    try {
+      const ids = Array.from({ length: 503 }, (_, i) => `evt_long_${String(i).padStart(3, '0')}`);
+      await store.transaction(async (tx) => {
+        for (const id of ids) {
+          const left = draft('acme', id);
+          await tx.local.run(
+            sql`INSERT INTO countersign_audit_queue (${sql.raw(QUEUE_COLUMNS.join(', '))}) VALUES (${sql.list(queueRow(left, sealed.queueSeal(left)))})`,
+          );
+        }
+      });
+      expect(await store.chainQueued(sealed)).toBe(503);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 1000 }));
+      expect(events.map((e) => e.id)).toEqual(ids);
+      expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 503 });
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it('chainQueued chains what is left for every tenant and says how many', async () => {
     const store = await openMigrated();
     try {

@@ -597,10 +597,12 @@ class SqlTransaction implements StoreTransaction {
     // not folded into the lock's statement: under READ COMMITTED that statement's snapshot is taken
     // before it waits for the lock, so it would still see rows the pass it waited for has chained.
     const refused = new Set<number>();
-    for (let read = 1; ; read++) {
-      const rows = await this.#s.all(
+    const readQueue = () =>
+      this.#s.all(
         sql`SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant} ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`,
       );
+    let rows = await readQueue();
+    for (let read = 1; ; read++) {
       const taken: number[] = [];
       const events: AuditEvent[] = [];
       for (const row of rows) {
@@ -620,6 +622,7 @@ class SqlTransaction implements StoreTransaction {
         chained.set(linked.id, linked);
       }
       if (events.length === 0) break;
+      const again = events.length >= CHAIN_BATCH || (mode === 'pass' && read < PASS_READS);
       // One statement each for the batch: a pass costs the same few round trips for 1 or 500.
       const values = events.map((e) => {
         const row = auditRow(e);
@@ -629,17 +632,26 @@ class SqlTransaction implements StoreTransaction {
       const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`;
       const dequeue = sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`;
       if (this.#rowLocks) {
-        // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip).
+        // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip),
+        // which also reads the queue again when the pass goes on. Its snapshot is taken after this
+        // transaction took the head, so it holds every row committed since; the rows it dequeues
+        // are still in that snapshot, so they are left out by number.
         const head = this.#heads.get(tenant)!;
-        await this.#s.run(
-          sql`WITH taken AS (${dequeue}), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) ${insert}`,
+        const write = sql`taken AS (${dequeue} RETURNING n), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant})`;
+        if (!again) {
+          await this.#s.run(sql`WITH ${write} ${insert}`);
+          break;
+        }
+        rows = await this.#s.all(
+          sql`WITH ${write}, chained AS (${insert}) SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant} AND q.n NOT IN (SELECT n FROM taken) ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`,
         );
       } else {
         await this.#s.run(insert);
         await this.#s.run(dequeue);
         this.#advanced.add(tenant);
+        if (!again) break;
+        rows = await readQueue();
       }
-      if (events.length < CHAIN_BATCH && (mode !== 'pass' || read >= PASS_READS)) break;
     }
     return chained;
   }
