@@ -7,6 +7,8 @@ import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, coveringGrants, type GrantDecision } from './grants.js';
 import { runIdProblem } from './run-id.js';
+import { UnstorableValueError } from '../store/postgres/unstorable-value-error.js';
+import type { ProposalRecord } from '../store/records.js';
 import type { RateLimited } from './proposal-quota.js';
 
 /**
@@ -127,26 +129,9 @@ export async function propose(
   // operation (most proposals). A grant made between this read and the insert is as if made just
   // after it; when one covers it, the transaction reads them again and spends by compare-and-set.
   const granted = (await ctx.store.read((tx) => coveringGrants(tx, record))).length > 0;
-  const grant = await inTransaction(ctx, async (t) => {
-    await t.tx.insertProposal(record);
-    await t.record({
-      tenant,
-      proposalId: record.id,
-      operation: record.operation,
-      proposedAt: record.createdAt,
-      runId: record.runId,
-      step: 'proposed',
-      actor: requestedBy,
-      digests: { proposed: record.digest },
-      detail: {
-        operation: operation.kind,
-        scopeVersion: record.scopeVersion,
-        viewVersion: record.viewVersion,
-        scopeDigest: record.scopeDigest,
-      },
-    });
-    return granted ? applyGrants(ctx, t, record) : undefined;
-  });
+  const written = await writeProposal(ctx, record, granted);
+  if (written.kind === 'invalid_request') return written;
+  const { grant } = written;
   if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
   if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };
   const outcome = await execute(ctx, grant.contract, executeOptions);
@@ -156,4 +141,47 @@ export async function propose(
     proposal: toProposal(stored ?? record),
     grant: { kind: 'approved_by_grant', grantId: grant.grantId, outcome },
   };
+}
+
+/**
+ * Stores a frozen proposal with its `proposed` event and, when a grant may cover it, applies the
+ * grant, in one transaction. A value the store cannot hold exactly (PostgreSQL text refuses
+ * U+0000: a NUL the model put in a field the operation turns into a column, such as its resource)
+ * writes nothing and is the request's to fix: `invalid_request`, on every surface alike.
+ */
+async function writeProposal(
+  ctx: EngineContext,
+  record: ProposalRecord,
+  granted: boolean,
+): Promise<
+  InvalidRequest | { readonly kind: 'written'; readonly grant: Awaited<ReturnType<typeof applyGrants>> }
+> {
+  try {
+    const grant = await inTransaction(ctx, async (t) => {
+      await t.tx.insertProposal(record);
+      await t.record({
+        tenant: record.tenant,
+        proposalId: record.id,
+        operation: record.operation,
+        proposedAt: record.createdAt,
+        runId: record.runId,
+        step: 'proposed',
+        actor: record.requestedBy,
+        digests: { proposed: record.digest },
+        detail: {
+          operation: record.operation,
+          scopeVersion: record.scopeVersion,
+          viewVersion: record.viewVersion,
+          scopeDigest: record.scopeDigest,
+        },
+      });
+      return granted ? applyGrants(ctx, t, record) : undefined;
+    });
+    return { kind: 'written', grant };
+  } catch (error) {
+    if (!(error instanceof UnstorableValueError)) throw error;
+    return invalidRequest([
+      { path: '$', message: 'a text holds a NUL character (U+0000), which cannot be stored; remove it' },
+    ]);
+  }
 }

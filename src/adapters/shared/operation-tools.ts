@@ -1,6 +1,5 @@
 import { ConfigurationError } from '../../canonical/errors.js';
 import type { Engine } from '../../engine/create-engine.js';
-import { invalidRequest } from '../../engine/freeze-proposal.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import {
   type AgentBinding,
@@ -9,7 +8,6 @@ import {
   checkBinding,
   resolveBinding,
 } from './agent-binding.js';
-import { UnstorableValueError } from '../../store/postgres/unstorable-value-error.js';
 import { type JsonObjectSchema, requestJsonSchema } from './request-json-schema.js';
 import { type ToolReply, toToolReply } from './tool-reply.js';
 import { toolNameOf } from './tool-name.js';
@@ -89,32 +87,17 @@ export function operationTools<Context = undefined>(
       accepts: (request: unknown) => operation.request?.safeParse(request).success === true,
       propose: async (request: unknown, context: Context) => {
         const binding = bindingFor(context);
-        try {
-          return toToolReply(
-            await engine.propose({
-              operation: kind,
-              request,
-              tenant: binding.tenant,
-              section: binding.section ?? null,
-              ...(binding.resource !== undefined ? { resource: binding.resource } : {}),
-              requestedBy: binding.agent,
-              runId: binding.runId,
-            }),
-          );
-        } catch (error) {
-          // PostgreSQL refuses a NUL the model put in a field the operation turns into a column
-          // (e.g. its resource): nothing was stored, and it is the model's to fix, not a crash of
-          // the tool call (the HTTP API answers the same 422 invalid_request).
-          if (!(error instanceof UnstorableValueError)) throw error;
-          return toToolReply(
-            invalidRequest([
-              {
-                path: '$',
-                message: 'a text holds a NUL character (U+0000), which cannot be stored; remove it',
-              },
-            ]),
-          );
-        }
+        return toToolReply(
+          await engine.propose({
+            operation: kind,
+            request,
+            tenant: binding.tenant,
+            section: binding.section ?? null,
+            ...(binding.resource !== undefined ? { resource: binding.resource } : {}),
+            requestedBy: binding.agent,
+            runId: binding.runId,
+          }),
+        );
       },
     });
   });
