@@ -597,11 +597,10 @@ class SqlTransaction implements StoreTransaction {
     // not folded into the lock's statement: under READ COMMITTED that statement's snapshot is taken
     // before it waits for the lock, so it would still see rows the pass it waited for has chained.
     const refused = new Set<number>();
-    const readQueue = () =>
-      this.#s.all(
-        sql`SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant} ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`,
-      );
-    let rows = await readQueue();
+    // What waits, oldest first, each row marked when its id is already chained (a replayed copy).
+    const queueRead = (except: SqlQuery = sql.empty) =>
+      sql`SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant}${except} ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`;
+    let rows = await this.#s.all(queueRead());
     for (let read = 1; ; read++) {
       const taken: number[] = [];
       const events: AuditEvent[] = [];
@@ -643,14 +642,14 @@ class SqlTransaction implements StoreTransaction {
           break;
         }
         rows = await this.#s.all(
-          sql`WITH ${write}, chained AS (${insert}) SELECT q.*, EXISTS (SELECT 1 FROM countersign_audit_events e WHERE e.tenant = q.tenant AND e.id = q.id) AS replayed FROM countersign_audit_queue q WHERE q.tenant = ${tenant} AND q.n NOT IN (SELECT n FROM taken) ORDER BY q.n LIMIT ${CHAIN_BATCH + refused.size}`,
+          sql`WITH ${write}, chained AS (${insert}) ${queueRead(sql` AND q.n NOT IN (SELECT n FROM taken)`)}`,
         );
       } else {
         await this.#s.run(insert);
         await this.#s.run(dequeue);
         this.#advanced.add(tenant);
         if (!again) break;
-        rows = await readQueue();
+        rows = await this.#s.all(queueRead());
       }
     }
     return chained;
