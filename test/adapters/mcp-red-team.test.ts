@@ -411,6 +411,7 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
   let server: RunningServer;
   let mcp: McpHttpHandler | undefined;
   let tokens: { acme: string; globex: string; operator: string };
+  let lookups = 0;
   const LIMIT = 64 * 1024;
   beforeAll(async () => {
     h = await harness();
@@ -434,7 +435,10 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
       directory,
       mcp: (host, ctx) => {
         mcp = attachMcp(host, ctx.engine, {
-          authenticate: (token) => ctx.directory.authenticateBearer(token),
+          authenticate: (token) => {
+            lookups++;
+            return ctx.directory.authenticateBearer(token);
+          },
           maxSessionsPerAgent: 2,
           maxBodyBytes: LIMIT,
         });
@@ -566,6 +570,24 @@ describe('the HTTP transport refuses tokens and bodies before any tool runs (cou
     expect([third.status, third.body['reason'], third.body['scope']]).toEqual([429, 'rate_limited', 'agent']);
     await close(renewed, a);
     await close(renewed, b);
+  });
+
+  it('a flood of opens past an agent’s cap is refused 429 each time without a token lookup per open session per request', async () => {
+    const flooder = await directory.issueAgentToken({ tenant: 'acme', agent: 'flooder' });
+    const a = await openSession(flooder);
+    const b = await openSession(flooder);
+    const before = lookups;
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(bearer(flooder))));
+    const seconds = Math.ceil((Date.now() - started) / 1000) + 1;
+    expect(answers.map((r) => [r.status, r.body['reason'], r.body['scope']])).toEqual(
+      Array.from({ length: 20 }, () => [429, 'rate_limited', 'agent']),
+    );
+    // One lookup per request for its own token; the sweep for revoked sessions (two here) runs at
+    // most once a second for the agent, not once per refused request.
+    expect(lookups - before - 20).toBeLessThanOrEqual(2 * seconds);
+    await close(flooder, a);
+    await close(flooder, b);
   });
 
   it('another tenant’s agent using a session id: 404 like an unknown session', async () => {

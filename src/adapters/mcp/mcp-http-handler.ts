@@ -153,14 +153,20 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     for (const [id, open] of sessions) if (open.lastSeen < cutoff) await drop(id);
   };
   // A session whose token was revoked refuses every request (the bearer check runs first) but
-  // would hold its slot until it idles out, and a reissued token of the same agent would meet a
-  // full cap: when a cap is full, the sessions in its scope whose token no longer authenticates go.
-  const sweepRevoked = async (actor: Actor, scope: McpSessionScope) => {
+  // would hold its slot until it idles out, so the agent's reissued token would meet a full cap.
+  // When a cap refuses an agent, its own sessions whose token no longer authenticates go: at most
+  // its per-agent cap of lookups, and at most once a second per agent, so a flood of refused
+  // opens cannot turn into a flood of token lookups.
+  const lastSweep = new Map<string, number>();
+  const sweepRevoked = async (actor: Actor) => {
+    const key = JSON.stringify([actor.tenant, actor.id]);
+    const at = now();
+    for (const [agent, swept] of lastSweep) if (at - swept >= 1_000) lastSweep.delete(agent);
+    if (lastSweep.has(key)) return;
+    lastSweep.set(key, at);
     for (const [id, open] of [...sessions]) {
-      const inScope =
-        scope === 'server' ||
-        (open.agent.tenant === actor.tenant && (scope === 'tenant' || open.agent.id === actor.id));
-      if (inScope && !(await open.stillValid())) await drop(id);
+      if (open.agent.tenant !== actor.tenant || open.agent.id !== actor.id) continue;
+      if (!(await open.stillValid())) await drop(id);
     }
   };
 
@@ -192,7 +198,7 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
     // reserve() counts the slot at once, before any await, so concurrent initializes cannot overshoot a cap.
     let slot = ledger.reserve(actor);
     if (slot.kind === 'refused') {
-      await sweepRevoked(actor, slot.scope);
+      await sweepRevoked(actor);
       slot = ledger.reserve(actor);
       if (slot.kind === 'refused') return sessionRefused(slot.scope, actor);
     }
