@@ -29,8 +29,21 @@ describe('the sql tag', () => {
       values: [1, 'x', 'y', 10],
     });
     expect(query.render('sqlite').text).toBe(
-      'SELECT * FROM t WHERE a = ? AND b IN (?, ?) AND c IS NULL LIMIT ?',
+      'SELECT * FROM t WHERE a = ? AND b IN (?, ?) AND c IS NULL LIMIT CAST(? AS INTEGER)',
     );
+  });
+
+  it('casts a SQLite LIMIT parameter (a bound LIMIT re-prepares the statement on every run), and only that one', () => {
+    const query = sql`SELECT * FROM t WHERE n > ${1} ORDER BY n limit
+${5}`;
+    expect(query.render('sqlite')).toEqual({
+      text: 'SELECT * FROM t WHERE n > ? ORDER BY n limit\nCAST(? AS INTEGER)',
+      values: [1, 5],
+    });
+    expect(sql`SELECT * FROM t WHERE unlimited = ${1}`.render('sqlite').text).toBe(
+      'SELECT * FROM t WHERE unlimited = ?',
+    );
+    expect(query.render('postgres').text).toBe('SELECT * FROM t WHERE n > $1 ORDER BY n limit\n$2');
   });
 
   it('a fragment used twice contributes its values twice', () => {
