@@ -2,7 +2,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import type { Logger } from '../engine/engine-context.js';
 import type { AppEnv } from './app-env.js';
+import { onClientError } from './client-error.js';
 
 import { ListenError } from './listen-error.js';
 
@@ -32,10 +34,33 @@ export interface StartServerOptions {
   readonly onClose?: () => Promise<void>;
   /** Runs as soon as close begins, before the drain: end long-lived responses (live event streams) here. */
   readonly onShutdown?: () => void;
+  /** Where a request refused by Node's HTTP parser is logged (one warn line with its error code). */
+  readonly logger?: Logger;
+  /**
+   * How long a client has to send a request's headers before it is answered 408 and disconnected
+   * (default 20 s, Node's is 60 s): a slow-loris connection trickling headers is dropped.
+   */
+  readonly headersTimeoutMs?: number;
+  /**
+   * How long a client has to send a whole request, body included (default 60 s, Node's is 5 min;
+   * at least `headersTimeoutMs`). Responses are not limited: a live event stream stays open.
+   */
+  readonly requestTimeoutMs?: number;
 }
 
+/** Default of {@link StartServerOptions.headersTimeoutMs}. */
+export const HEADERS_TIMEOUT_MS = 20_000;
+/** Default of {@link StartServerOptions.requestTimeoutMs}. */
+export const REQUEST_TIMEOUT_MS = 60_000;
+// Node checks those two timeouts on this interval (its default 30 s would let a slow connection
+// live up to 30 s past them); the check walks only the connections still sending a request.
+const TIMEOUT_CHECK_MS = 1_000;
+
 /**
- * Serves an app with @hono/node-server and resolves once it listens.
+ * Serves an app with @hono/node-server and resolves once it listens. A request Node's parser
+ * refuses before the app sees it (headers over 16 KiB, a malformed request line or header, headers
+ * or a request slower than the timeouts) is answered 431, 400 or 408 with the API's
+ * `{ reason, message }` JSON and the connection closed (see {@link onClientError}).
  *
  * @example
  * const server = await startServer(app, { port: 0 });
@@ -48,10 +73,24 @@ export async function startServer(
 ): Promise<RunningServer> {
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 8787;
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = await new Promise<Server>((resolve, reject) => {
-    const created = serve({ fetch: app.fetch, port, hostname: host }, () =>
-      resolve(created as Server),
+    const created = serve(
+      {
+        fetch: app.fetch,
+        port,
+        hostname: host,
+        // maxHeaderSize stays Node's 16 KiB: a larger header block is answered 431.
+        serverOptions: {
+          headersTimeout: options.headersTimeoutMs ?? Math.min(HEADERS_TIMEOUT_MS, requestTimeout),
+          requestTimeout,
+          connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+        },
+      },
+      () => resolve(created as Server),
     ) as Server;
+    // Requests Node refuses before the app sees them get the app's JSON refusal too.
+    created.on('clientError', onClientError(options.logger));
     created.once('error', (error: NodeJS.ErrnoException) => {
       const why = error.code === 'EADDRINUSE' ? 'the port is in use' : error.message;
       reject(new ListenError(`cannot listen on ${host}:${port}: ${why}`, { cause: error }));

@@ -235,6 +235,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       server = await startServer(app, {
         port,
         host,
+        logger,
         onClose: () => engine.close(),
         onShutdown: () => events.close(),
       });
