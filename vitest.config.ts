@@ -16,6 +16,8 @@ const INTEGRATION = [
   'test/adapters/mcp-red-team.test.ts',
   'test/notify/kill-delivery.test.ts',
   'test/server/start-server.test.ts',
+  // Raw sockets sending what no HTTP client would, and a server-side timeout on real timers.
+  'test/server/client-error.test.ts',
   // `countersign serve` in-process: the whole service boots, seeds and hashes at production cost.
   'test/notify/serve-notifications.test.ts',
   'test/server/serve-command.test.ts',

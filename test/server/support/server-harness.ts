@@ -138,6 +138,7 @@ export async function serverHarness(
   const server: RunningServer = await startServer(app, {
     port: 0,
     host: '127.0.0.1',
+    logger,
     onClose: () => engine.close(),
     onShutdown: () => events.close(),
   });
