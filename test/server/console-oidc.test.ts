@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError } from '../../src/canonical/errors.js';
+import { sealValue } from '../../src/server/auth/sealed-value.js';
+import { oidcCookieKey } from '../../src/server/console/oidc-cookie.js';
 import { checkOidcConfig, createCountersignApp } from '../../src/server/index.js';
 import { hidden } from './support/console-client.js';
 import { authorizeAt, CookieBrowser, startTestProvider, type TestProvider } from './support/oidc-provider.js';
@@ -169,6 +171,61 @@ describe('console single sign-on against a real OpenID provider', () => {
     expect(refused.status).toBe(403);
     expect(reasonOf(refused.html)).toBe('invalid_state');
     expect(other.jar(h.url).has(SESSION)).toBe(false);
+    expect(refusals().at(-1)).toMatchObject({ reason: 'invalid_state', transaction: 'missing' });
+  });
+
+  // The transaction cookie is sealed with an HMAC under a key derived from the client secret,
+  // for its own name: whatever the browser changes, the callback answers as if it had none.
+  const EXPIRED_OR_ELSEWHERE = 'This sign-in expired or was started in another browser. Sign in again.';
+
+  it('refuses a transaction cookie changed in the browser (another landing path): invalid_state, logged tampered', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    const [payload, mac] = browser.jar(h.url).get(TRANSACTION)!.split('.');
+    const transaction = JSON.parse(Buffer.from(payload!, 'base64url').toString('utf8'));
+    expect(transaction.next).toBe('/');
+    const forged = Buffer.from(JSON.stringify({ ...transaction, next: '/grants' })).toString('base64url');
+    browser.jar(h.url).set(TRANSACTION, `${forged}.${mac}`);
+    const refused = await browser.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(refused.html).toContain(EXPIRED_OR_ELSEWHERE);
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect(browser.jar(h.url).has(TRANSACTION)).toBe(false);
+    expect(refusals().at(-1)).toMatchObject({ reason: 'invalid_state', transaction: 'tampered' });
+  });
+
+  it('refuses a transaction sealed under the server’s key for another cookie: invalid_state, logged tampered', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    const [payload] = browser.jar(h.url).get(TRANSACTION)!.split('.');
+    const key = oidcCookieKey(provider.clientSecret);
+    browser.jar(h.url).set(TRANSACTION, sealValue(key, 'countersign_flash', payload!));
+    const refused = await browser.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect(refusals().at(-1)).toMatchObject({ reason: 'invalid_state', transaction: 'tampered' });
+    // The same payload sealed for the transaction cookie opens: the refusal was the name alone.
+    const again = new CookieBrowser();
+    const second = await authorizeAt(again, h.url, provider, 'ada');
+    const [ownPayload] = again.jar(h.url).get(TRANSACTION)!.split('.');
+    again.jar(h.url).set(TRANSACTION, sealValue(key, 'countersign_oidc', ownPayload!));
+    expect((await again.request(second)).status).toBe(200);
+    expect(again.jar(h.url).get(SESSION)).toMatch(/^cs_sess_/);
+  });
+
+  it('refuses an over-long transaction cookie without an error: invalid_state, logged malformed', async () => {
+    const browser = new CookieBrowser();
+    const callback = await authorizeAt(browser, h.url, provider, 'ada');
+    browser.jar(h.url).set(TRANSACTION, `${'A'.repeat(3000)}.${'B'.repeat(43)}`);
+    const refused = await browser.request(callback);
+    expect(refused.status).toBe(403);
+    expect(reasonOf(refused.html)).toBe('invalid_state');
+    expect(refused.html).toContain(EXPIRED_OR_ELSEWHERE);
+    expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect(refusals().at(-1)).toMatchObject({ reason: 'invalid_state', transaction: 'malformed' });
+    expect(h.logs.filter((l) => l.level === 'error')).toEqual([]);
   });
 
   it('refuses a replayed code, even with the transaction cookie copied back: sso_failed (invalid_grant)', async () => {
@@ -214,6 +271,7 @@ describe('console single sign-on against a real OpenID provider', () => {
     expect(refused.status).toBe(403);
     expect(reasonOf(refused.html)).toBe('invalid_state');
     expect(browser.jar(h.url).has(SESSION)).toBe(false);
+    expect(refusals().at(-1)).toMatchObject({ reason: 'invalid_state', transaction: 'expired' });
   });
 
   it('logout ends the session and sends the browser to the provider’s end_session_endpoint', async () => {

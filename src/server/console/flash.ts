@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { openSealed, sealValue } from '../auth/sealed-value.js';
 import { secureCookies } from '../auth/session-cookie.js';
 
 const NAME = 'countersign_flash';
@@ -37,13 +37,10 @@ export interface FlashBinding {
   readonly page: string;
 }
 
-// Keyed with the session's secret id, which only this browser's HttpOnly cookie and the server
-// know: a link cannot carry a flash, and another session's or another page's does not verify.
-function mac(binding: FlashBinding, kind: FlashKind): string {
-  return createHmac('sha256', binding.sessionId)
-    .update(`countersign-flash\n${binding.page}\n${kind}`)
-    .digest('base64url');
-}
+// Sealed with the session's secret id as the key, which only this browser's HttpOnly cookie and
+// the server know, for this cookie and page: a link cannot carry a flash, and another session's
+// or another page's does not verify.
+const purpose = (binding: FlashBinding) => `${NAME}:${binding.page}`;
 
 const cookieOptions = { httpOnly: true, sameSite: 'Strict', path: '/' } as const;
 
@@ -59,7 +56,7 @@ export function writeFlash(
   binding: FlashBinding,
   kind: FlashKind,
 ): void {
-  const value = `${kind}.${mac(binding, kind)}`;
+  const value = sealValue(binding.sessionId, purpose(binding), kind);
   const options = { ...cookieOptions, maxAge: MAX_AGE_SECONDS };
   if (secureCookies(c, publicUrl)) setCookie(c, NAME, value, { ...options, secure: true, prefix: 'host' });
   else setCookie(c, NAME, value, options);
@@ -79,12 +76,6 @@ export function takeFlash(
   if (value === undefined) return undefined;
   if (secure) deleteCookie(c, NAME, { ...cookieOptions, secure: true, prefix: 'host' });
   else deleteCookie(c, NAME, cookieOptions);
-  const dot = value.indexOf('.');
-  const kind = value.slice(0, dot);
-  if (dot < 0 || !KINDS.has(kind)) return undefined;
-  const given = Buffer.from(value.slice(dot + 1));
-  const expected = Buffer.from(mac(binding, kind as FlashKind));
-  return given.length === expected.length && timingSafeEqual(given, expected)
-    ? (kind as FlashKind)
-    : undefined;
+  const opened = openSealed(binding.sessionId, purpose(binding), value, 200);
+  return opened.kind === 'opened' && KINDS.has(opened.payload) ? (opened.payload as FlashKind) : undefined;
 }

@@ -8,7 +8,7 @@ import { writeSessionCookie } from '../auth/session-cookie.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
 import { HttpProblem } from '../http-problem.js';
 import { loginToken } from './login-token.js';
-import { takeOidcCookie, writeOidcCookie } from './oidc-cookie.js';
+import { oidcCookieKey, takeOidcCookie, writeOidcCookie } from './oidc-cookie.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
 
 /** What the single sign-on routes are wired from: the console's own helpers among them. */
@@ -37,6 +37,8 @@ export function mountSso(app: Hono<AppEnv>, deps: SsoRouteDependencies): void {
   const { sessionOf, page, nonce, safeNext } = deps;
 
   const callbackPath = '/login/oidc/callback';
+  // Once per app instance: derived from the client secret, else random (see oidcCookieKey).
+  const transactionKey = oidcCookieKey(oidc?.config.clientSecret);
   const ssoRefused = (
     c: Context<AppEnv>,
     reason: 'forbidden' | 'invalid_state' | 'sso_failed',
@@ -69,25 +71,27 @@ export function mountSso(app: Hono<AppEnv>, deps: SsoRouteDependencies): void {
         502,
       );
     }
-    writeOidcCookie(c, publicUrl, started.transaction);
+    writeOidcCookie(c, publicUrl, transactionKey, started.transaction);
     c.header('Cache-Control', 'no-store');
     return c.redirect(started.url.href, 302);
   });
 
   // The provider sends the browser back here. The transaction cookie is cleared whatever the
-  // outcome; openid-client checks state, redeems the code with the PKCE verifier and validates
+  // outcome; a missing, malformed, tampered or expired one is refused alike (the log says which);
+  // openid-client checks state, redeems the code with the PKCE verifier and validates
   // the ID token (issuer, audience, signature, expiry, nonce); the claims then name a tenant the
   // directory knows and at least one console role, or nobody signs in.
   app.get(callbackPath, async (c) => {
     if (!oidc) throw new HttpProblem(404, 'not_found', 'single sign-on is not configured');
-    const transaction = takeOidcCookie(c, publicUrl, clock.now());
-    if (!transaction)
+    const taken = takeOidcCookie(c, publicUrl, transactionKey, clock.now());
+    if (taken.kind === 'refused')
       return ssoRefused(
         c,
         'invalid_state',
         'This sign-in expired or was started in another browser. Sign in again.',
-        { detail: 'no sign-in transaction in this browser' },
+        { detail: 'no usable sign-in transaction in this browser', transaction: taken.reason },
       );
+    const { transaction } = taken;
     const origin = expectedOrigin(c, publicUrl);
     const callbackUrl = new URL(`${callbackPath}${new URL(c.req.url).search}`, origin);
     const result = await oidc.finish(callbackUrl, `${origin}${callbackPath}`, transaction);
