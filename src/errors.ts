@@ -18,5 +18,5 @@ export { HttpProblem } from './server/http-problem.js';
 export { ListenError } from './server/listen-error.js';
 export { StoredFormatError } from './store/proposal-format.js';
 export { StoreClosedError, StoreUnavailableError } from './store/store-errors.js';
-export { UnstorableValueError } from './store/postgres/unstorable-value-error.js';
+export { UnstorableValueError } from './store/unstorable-value.js';
 export { TestingKitError } from './testing/testing-kit-error.js';

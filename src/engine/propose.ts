@@ -7,7 +7,7 @@ import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, coveringGrants, type GrantDecision } from './grants.js';
 import { runIdProblem } from './run-id.js';
-import { UnstorableValueError } from '../store/postgres/unstorable-value-error.js';
+import { UnstorableValueError } from '../store/unstorable-value.js';
 import type { ProposalRecord } from '../store/records.js';
 import type { RateLimited } from './proposal-quota.js';
 
@@ -181,7 +181,7 @@ async function writeProposal(
   } catch (error) {
     if (!(error instanceof UnstorableValueError)) throw error;
     return invalidRequest([
-      { path: '$', message: 'a text holds a NUL character (U+0000), which cannot be stored; remove it' },
+      { path: '$', message: 'a text holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it' },
     ]);
   }
 }

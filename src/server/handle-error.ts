@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../engine/engine-context.js';
-import { UnstorableValueError } from '../store/postgres/unstorable-value-error.js';
+import { UnstorableValueError } from '../store/unstorable-value.js';
 import { newId } from '../engine/ids.js';
 import type { AppEnv } from './app-env.js';
 import { errorPage } from './console/pages/error-page.js';
@@ -44,13 +44,13 @@ function respond(
  * The one place errors become responses. An {@link HttpProblem} answers with its status and
  * `{ reason, message, … }` (a page for console paths). Anything else is a bug: it is logged with a
  * correlation id, and the client gets `500 { reason: 'internal_error', correlationId }` with no stack.
- * A value PostgreSQL cannot store exactly ({@link UnstorableValueError}) is the request's fault:
+ * A value no store can keep exactly ({@link UnstorableValueError}) is the request's fault:
  * `422 { reason: 'invalid_request' }` naming the column.
  */
 export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
   return (error, c) => {
     if (error instanceof HttpProblem) return respond(c, error.status, error.body(), error.headers);
-    // A value the request carried that PostgreSQL cannot hold exactly (a NUL, a lone surrogate),
+    // A value the request carried that no store can keep exactly (a NUL, a lone surrogate),
     // reaching a column through an operation's own fields: the client's input, not a bug.
     if (error instanceof UnstorableValueError) {
       logger.warn(

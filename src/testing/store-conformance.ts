@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { auditChainer } from '../audit/chain.js';
 import type { AuditEventDraft } from '../audit/event.js';
 import { sql } from '../store/sql/sql.js';
+import { UnstorableValueError } from '../store/unstorable-value.js';
 import {
   PROPOSAL_FORMAT_VERSION,
   type AttemptRecord,
@@ -157,6 +158,38 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       const back = await store.transaction((tx) => tx.getProposal(record.tenant, record.id));
       assert.deepEqual(back, record);
     }),
+    withStore(
+      'text no backend keeps exactly (a NUL, a lone surrogate) is refused and nothing is stored',
+      async (store) => {
+        for (const decisionNote of ['nul\u0000byte', 'lone \ud800 surrogate']) {
+          const record = sampleProposal({ decisionNote });
+          const error = await store.transaction((tx) => tx.insertProposal(record)).catch((e: unknown) => e);
+          assert.ok(
+            error instanceof UnstorableValueError,
+            `${JSON.stringify(decisionNote)}: ${String(error)}`,
+          );
+          assert.equal(error.column, 'decision_note');
+          assert.equal(await store.transaction((tx) => tx.getProposal(record.tenant, record.id)), undefined);
+        }
+        const kept = sampleProposal();
+        await store.transaction((tx) => tx.insertProposal(kept));
+        const error = await store
+          .transaction((tx) =>
+            tx.updateProposal(
+              'acme',
+              kept.id,
+              { status: 'pending' },
+              { status: 'declined', decisionNote: 'x\u0000' },
+            ),
+          )
+          .catch((e: unknown) => e);
+        assert.ok(error instanceof UnstorableValueError);
+        assert.equal((await store.transaction((tx) => tx.getProposal('acme', kept.id)))?.status, 'pending');
+        // A lookup by such a key finds nothing (none can be stored) instead of failing.
+        assert.equal(await store.read((tx) => tx.getProposal('acme', `${kept.id}\u0000`)), undefined);
+        assert.equal(await store.read((tx) => tx.getProposal('acme\ud800', kept.id)), undefined);
+      },
+    ),
     withStore('every read is tenant-scoped', async (store) => {
       const mine = sampleProposal({ tenant: 'acme' });
       const theirs = sampleProposal({ tenant: 'globex' });

@@ -29,7 +29,6 @@ const CAPABILITIES: SqlCapabilities = Object.freeze({
   returning: true,
   // PGlite is PostgreSQL inside this process: no other process or server can open its database.
   multiProcess: false,
-  anyText: false,
 });
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 

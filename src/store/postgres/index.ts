@@ -6,7 +6,7 @@ export {
   type PostgresStoreOptions,
   StoreClosedError,
 } from './postgres-store.js';
-export { UnstorableValueError } from './unstorable-value-error.js';
+export { UnstorableValueError } from '../unstorable-value.js';
 
 import { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
 

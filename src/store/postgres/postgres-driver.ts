@@ -30,7 +30,6 @@ const CAPABILITIES: SqlCapabilities = Object.freeze({
   advisoryLocks: true,
   returning: true,
   multiProcess: true,
-  anyText: false,
 });
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 // First key of the two-key advisory lock that serializes migrations ('csmg'); the second is the schema's hash.

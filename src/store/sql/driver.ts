@@ -17,8 +17,6 @@ export interface SqlCapabilities {
   readonly returning: boolean;
   /** Several processes or servers may share the database. */
   readonly multiProcess: boolean;
-  /** Text columns hold any JavaScript string (SQLite); PostgreSQL refuses NUL and lone surrogates. */
-  readonly anyText: boolean;
 }
 
 /** One connection inside a transaction (or a read): every statement goes through here. */

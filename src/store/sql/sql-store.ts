@@ -1,7 +1,7 @@
 import type { AuditChainer } from '../../audit/chain.js';
 import type { AuditEvent, ChainHead, QueuedAuditEvent } from '../../audit/event.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import { assertStorable } from '../postgres/unstorable-value-error.js';
+import { assertStorable, isStorableText } from '../unstorable-value.js';
 import type {
   ApprovalRecord,
   AttemptPatch,
@@ -351,7 +351,6 @@ const ATTEMPT_LEASE_WHERE = [...ATTEMPT_WHERE, 'lease_until < '];
 class SqlTransaction implements StoreTransaction {
   readonly local: LocalTransaction;
   readonly #s: SqlSession;
-  readonly #anyText: boolean;
   readonly #rowLocks: boolean;
   readonly #preview: SqlDriver['preview'];
   // Chain heads this transaction has read (null: none yet) or advanced; written before commit.
@@ -370,7 +369,6 @@ class SqlTransaction implements StoreTransaction {
   constructor(session: SqlSession, driver: SqlDriver, busy: Map<string, number> | undefined) {
     this.#s = session;
     this.#busy = busy;
-    this.#anyText = driver.capabilities.anyText;
     this.#rowLocks = driver.capabilities.rowLocks;
     this.#preview = driver.preview;
     this.local = {
@@ -385,14 +383,14 @@ class SqlTransaction implements StoreTransaction {
     };
   }
 
-  // Where text cannot hold NUL (PostgreSQL), no stored key holds one (writes refuse it): a lookup
-  // by such a key matches nothing, as where it can, instead of failing the request.
+  // No stored key holds a NUL or a lone surrogate (every write refuses them): a lookup by such a
+  // key matches nothing, instead of failing the request where the database refuses the text.
   #unmatchable(...keys: readonly (string | undefined)[]): boolean {
-    return !this.#anyText && keys.some((k) => k?.includes('\u0000'));
+    return keys.some((k) => k !== undefined && !isStorableText(k));
   }
 
   #storable(table: string, columns: readonly string[], values: readonly unknown[]): void {
-    if (!this.#anyText) assertStorable(table, columns, values);
+    assertStorable(table, columns, values);
   }
 
   async #one(query: SqlQuery): Promise<Record<string, unknown> | undefined> {

@@ -92,7 +92,6 @@ const CAPABILITIES: SqlCapabilities = Object.freeze({
   advisoryLocks: false,
   returning: true,
   multiProcess: true,
-  anyText: true,
 });
 
 /**
