@@ -181,7 +181,11 @@ async function writeProposal(
   } catch (error) {
     if (!(error instanceof UnstorableValueError)) throw error;
     return invalidRequest([
-      { path: '$', message: 'a text holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it' },
+      {
+        path: '$',
+        message:
+          'a text holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it',
+      },
     ]);
   }
 }
