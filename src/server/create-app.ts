@@ -8,7 +8,7 @@ import { type Clock, type Logger, silentLogger } from '../engine/engine-context.
 import { apiRoutes } from './api/api-routes.js';
 import type { EventStreams } from './api/event-streams.js';
 import type { AppEnv } from './app-env.js';
-import { authenticate } from './auth/authenticate.js';
+import { authenticate, principalRecheck } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
@@ -147,6 +147,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
       deliveries: options.deliveries,
       events: options.events,
       logger,
+      recheck: principalRecheck(options.directory),
     }),
   );
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });

@@ -10,7 +10,7 @@ import type { Actor } from '../../operation/actor.js';
 import { formatIssues, toInputIssues } from '../../operation/issues.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 import type { AppEnv } from '../app-env.js';
-import { unauthenticated } from '../auth/authenticate.js';
+import { type PrincipalRecheck, unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { negotiateLocale } from '../../i18n/accept-language.js';
 import { handbackText } from '../handback-text.js';
@@ -37,6 +37,8 @@ export interface ApiDependencies {
   /** The live event streams of `GET /events` (default: 1 s polls, 15 s heartbeats, 5 per principal). */
   readonly events?: EventStreams | undefined;
   readonly logger?: Logger | undefined;
+  /** Checks a live event stream's token or session again before each read. */
+  readonly recheck: PrincipalRecheck;
 }
 
 const STATUSES = PROPOSAL_STATUSES;
@@ -117,7 +119,12 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   if (deps.deliveries) api.route('/deliveries', deliveryRoutes({ deliveries: deps.deliveries, publicUrl }));
   api.route(
     '/events',
-    eventRoutes({ engine, streams: deps.events ?? new EventStreams(), logger: deps.logger ?? silentLogger }),
+    eventRoutes({
+      engine,
+      streams: deps.events ?? new EventStreams(),
+      logger: deps.logger ?? silentLogger,
+      recheck: deps.recheck,
+    }),
   );
 
   api.post('/proposals', async (c) => {

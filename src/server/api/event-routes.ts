@@ -3,7 +3,7 @@ import { streamSSE } from 'hono/streaming';
 import type { Logger } from '../../engine/engine-context.js';
 import { type FeedEngine, type FeedRead, readLiveEvents } from '../../notify/live-feed.js';
 import type { AppEnv } from '../app-env.js';
-import { unauthenticated } from '../auth/authenticate.js';
+import { type PrincipalRecheck, unauthenticated } from '../auth/authenticate.js';
 import { HttpProblem, refusal } from '../http-problem.js';
 import type { EventStreams } from './event-streams.js';
 
@@ -12,6 +12,8 @@ export interface EventRouteDependencies {
   readonly engine: FeedEngine;
   readonly streams: EventStreams;
   readonly logger: Logger;
+  /** Checks before every read that the caller's token or session still stands. */
+  readonly recheck: PrincipalRecheck;
 }
 
 // EventSource reconnects after this long (ms) when a stream drops.
@@ -48,9 +50,11 @@ async function pause(ms: number, stopped: Promise<void>): Promise<void> {
  * is its audit `seq`: a client that sends `Last-Event-ID` gets exactly the events after it;
  * without one, the stream starts at the chain's head. The chain is read every `pollMs` while the
  * client is connected, with a comment after `heartbeatMs` of quiet so proxies keep the stream.
+ * Before every read the token or session is checked again: once it is revoked, signed out,
+ * expired or its operator disabled, the stream ends (a reconnect is 401 `unauthenticated`).
  */
 export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
-  const { engine, streams, logger } = deps;
+  const { engine, streams, logger, recheck } = deps;
   const app = new Hono<AppEnv>();
 
   app.get('/', async (c) => {
@@ -65,6 +69,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
         extra: { issues: unknown.map((key) => ({ path: `$.${key}`, message: 'unknown query parameter' })) },
       });
     const afterSeq = resumePoint(c.req.header('last-event-id'));
+    const authorization = c.req.header('authorization');
     const slot = streams.acquire(`${actor.tenant}\u0000${actor.id}`);
     if (!slot)
       throw new HttpProblem(
@@ -114,6 +119,15 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
               await stream.write(': heartbeat\n\n');
               quietSince = Date.now();
             }
+          }
+          // A stream outlives the request's authentication: a revoked token or an ended session
+          // must stop it, not only the next request.
+          if (!(await recheck(principal, authorization))) {
+            logger.info(
+              { tenant, actor: actor.id, via: principal.via },
+              'live event stream ended: signed out',
+            );
+            break;
           }
           read = await readLiveEvents(engine, tenant, read.position);
         }

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from 'hono';
+import type { Actor } from '../../operation/actor.js';
 import type { AppEnv, Principal } from '../app-env.js';
 import type { PrincipalDirectory } from '../directory/principal-directory.js';
 import { HttpProblem } from '../http-problem.js';
@@ -28,6 +29,33 @@ export function authenticate(
     }
     c.set('principal', principal);
     await next();
+  };
+}
+
+/**
+ * Whether a request's principal still stands, checked again later on the same request: for a
+ * response that outlives the moment it was authenticated (an event stream), so a revoked token,
+ * an ended or expired session, or a disabled operator stops it. The session check does not count
+ * as activity (its idle timeout keeps running).
+ */
+export type PrincipalRecheck = (principal: Principal, authorization: string | undefined) => Promise<boolean>;
+
+/** The {@link PrincipalRecheck} of a directory: the same token or session resolves to the same actor. */
+export function principalRecheck(directory: PrincipalDirectory): PrincipalRecheck {
+  return async (principal, authorization) => {
+    let actor: Actor | undefined;
+    if (principal.via === 'session') {
+      actor = (await directory.resolveSession(principal.sessionId, { touch: false }))?.actor;
+    } else {
+      const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(authorization ?? '');
+      actor = match ? await directory.authenticateBearer(match[1]!) : undefined;
+    }
+    return (
+      actor !== undefined &&
+      actor.id === principal.actor.id &&
+      actor.tenant === principal.actor.tenant &&
+      actor.kind === principal.actor.kind
+    );
   };
 }
 

@@ -71,9 +71,11 @@ function clientOf(c: Context): string {
 type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked'>;
 
 const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited' | 'partially_approved'>, Notice>> = {
+  // A second Approve (a double click, a resubmitted form) names why nothing ran.
   replayed: {
     tone: 'info',
     title: 'This proposal was already decided. The stored outcome is shown; nothing ran again.',
+    reason: 'replayed',
   },
   declined: { tone: 'info', title: 'Declined. The agent will be told.' },
   reconciled: { tone: 'ok', title: 'Reconciled with the provider. The authoritative outcome is below.' },
@@ -359,7 +361,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const form = await readFormBody(c);
     const email = form.get('email') ?? '';
     const next = safeNext(form.get('next'));
-    const again = (error: string, status: 401 | 403 | 429, reason?: 'rate_limited') =>
+    const again = (
+      error: string,
+      status: 401 | 403 | 429,
+      reason: 'unauthenticated' | 'cross_site_request' | 'rate_limited',
+    ) =>
       page(
         c,
         loginPage({
@@ -369,12 +375,13 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
           email: email.slice(0, 320),
           error,
           next,
-          ...(reason ? { reason } : {}),
+          reason,
         }),
         status,
       );
     const expected = readLoginToken(c, publicUrl);
-    if (!expected) return again('The sign-in form expired. Please sign in again.', 403);
+    // No login-token cookie: the form's double-submit check cannot pass, like a missing CSRF token.
+    if (!expected) return again('The sign-in form expired. Please sign in again.', 403, 'cross_site_request');
     assertCsrfToken(expected, form.get('csrf'));
     const result = await directory.login({
       email,
@@ -392,7 +399,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       );
     }
     if (result.kind === 'invalid_credentials')
-      return again('That email and password do not match an operator.', 401);
+      return again('That email and password do not match an operator.', 401, 'unauthenticated');
     writeSessionCookie(c, publicUrl, result.sessionId, deps.sessionMaxAgeSeconds);
     writeDeviceCookie(c, publicUrl, result.device);
     return c.redirect(next, 303);
@@ -562,7 +569,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       GRANT_FIELDS.map((f) => [f, form.get(f)?.trim() ?? '']),
     ) as unknown as GrantFormValues;
     const problem = (title: string, body: string, status: 403 | 422 = 422) =>
-      renderGrants(c, session, { notices: [{ tone: 'bad', title, body }], form: values, status });
+      renderGrants(c, session, {
+        notices: [{ tone: 'bad', title, body, reason: status === 403 ? 'forbidden' : 'invalid_request' }],
+        form: values,
+        status,
+      });
     let constraints: Record<string, unknown>;
     try {
       const parsed = values.constraints === '' ? {} : parseJson(values.constraints);

@@ -531,8 +531,13 @@ export class PrincipalDirectory {
   /**
    * The live session for a cookie's session id, or undefined when unknown, idle longer than the
    * idle timeout, older than the absolute timeout, or its operator was disabled or moved.
+   * `touch: false` checks without counting as activity (an open event stream is no operator at
+   * the keyboard, so it must not hold an idle session open).
    */
-  async resolveSession(sessionId: string): Promise<ConsoleSession | undefined> {
+  async resolveSession(
+    sessionId: string,
+    options: { readonly touch?: boolean } = {},
+  ): Promise<ConsoleSession | undefined> {
     if (!looksLikeSecret(sessionId) || !sessionId.startsWith('cs_sess_')) return undefined;
     const hash = secretHash('session', sessionId);
     const now = this.#clock.now();
@@ -557,7 +562,7 @@ export class PrincipalDirectory {
         await db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${hash}`);
         return undefined;
       }
-      if (now - lastSeen >= TOUCH_EVERY_MS)
+      if (options.touch !== false && now - lastSeen >= TOUCH_EVERY_MS)
         await db.run(sql`UPDATE countersign_sessions SET last_seen_at = ${now} WHERE session_hash = ${hash}`);
       const email = text(row['email']);
       return {

@@ -53,12 +53,22 @@ function capText(grant: Grant): string {
   return parts.length > 0 ? parts.join(', ') : `${grant.usage.uses} uses, no cap`;
 }
 
-// The grants page shows a notice's title and body; a refusal's reason code is in its message.
+// The grants page shows a notice's title, body and, for a refusal, its reason code.
 function GrantNotice({ notice: n }: { readonly notice: Notice }) {
   return (
     <div class={`banner ${n.tone}`} role={n.tone === 'bad' || n.tone === 'warn' ? 'alert' : 'status'}>
       <strong>{n.title}</strong>
       {n.body ?? ''}
+      {n.reason ? (
+        <>
+          {' '}
+          <span class="muted">
+            Reason <code class="reason-code">{n.reason}</code>
+          </span>
+        </>
+      ) : (
+        ''
+      )}
     </div>
   );
 }

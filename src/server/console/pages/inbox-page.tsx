@@ -406,7 +406,7 @@ export function InboxQueryErrorPage(input: InboxQueryErrorPageProps) {
           <strong>
             The inbox cannot show this list: the <code>{input.parameter}</code> parameter is not valid.
           </strong>{' '}
-          <UserText text={input.message} />.
+          <UserText text={input.message} />. Reason <code class="reason-code">invalid_request</code>
         </div>
         <p>
           <a href="/">Back to the inbox</a>
