@@ -5,7 +5,15 @@ import type { Store } from '../store/store.js';
 import type { DeepReadonly } from '../canonical/freeze.js';
 import type { Grant } from '../grants/grant.js';
 import type { Actor } from '../operation/actor.js';
-import { type GrantInput, type GrantResult, grant, listGrants, type RevokeResult, revoke } from './grants.js';
+import {
+  type GrantInput,
+  type GrantResult,
+  getGrant,
+  grant,
+  listGrants,
+  type RevokeResult,
+  revoke,
+} from './grants.js';
 import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
 import { type DecisionAction, type DecisionRight, decisionRight } from './decision-right.js';
@@ -179,6 +187,8 @@ export interface TypedEngine<Ops extends Operations> {
   revoke(input: { tenant: string; grantId: string; actor: Actor }): Promise<RevokeResult>;
   /** A tenant's grants with their usage. */
   grants(tenant: string, query?: { subject?: string; limit?: number }): Promise<Grant[]>;
+  /** One grant of the tenant by id, with its usage; undefined when the tenant has none by that id. */
+  getGrant(tenant: string, grantId: string): Promise<Grant | undefined>;
   /**
    * The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`,
    * or `awaiting_approvals` when the proposal's frozen policy needs more distinct approvers (the
@@ -303,6 +313,7 @@ export async function createEngine<Ops extends Operations>(
     grant: (input: GrantInput) => grant(ctx, input),
     revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
     grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),
+    getGrant: (tenant: string, grantId: string) => getGrant(ctx, tenant, grantId),
     approve: (input: ApproveInput) => approve(ctx, input),
     execute: (contract: ExecutionContract) => execute(ctx, contract, executeOptions),
     approveAndExecute: async (input: ApproveInput): Promise<ApproveAndExecuteResult> => {

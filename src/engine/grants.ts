@@ -200,6 +200,16 @@ export async function listGrants(
   return records.map((r) => toGrant(r, now));
 }
 
+/** One grant of `tenant` by id, with its usage as of now. */
+export async function getGrant(
+  ctx: EngineContext,
+  tenant: string,
+  grantId: string,
+): Promise<Grant | undefined> {
+  const record = await ctx.store.read((tx) => tx.getGrant(tenant, grantId));
+  return record ? toGrant(record, ctx.clock.now()) : undefined;
+}
+
 /** The proposing agent's grants (live or not) that name the proposal's operation, oldest last. */
 export async function coveringGrants(
   reader: Pick<StoreReader, 'listGrants'>,

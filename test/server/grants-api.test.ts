@@ -213,6 +213,39 @@ describe('grants over HTTP', () => {
   );
 });
 
+describe('GET /grants/:id', () => {
+  it("finds a grant however many newer ones the tenant has, and not another tenant's", async () => {
+    const globex = h.tenants.globex;
+    const created = await call(h, 'POST', '/api/v1/grants', {
+      token: globex.operators.admin.token,
+      body: { ...policy(), subject: 'agent:old' },
+    });
+    expect(created.status).toBe(201);
+    const oldest = (created.body as { id: string }).id;
+    const admin = { id: 'user:bulk-admin', tenant: 'globex', kind: 'operator', roles: ['admin'] } as const;
+    // Before: the route searched the newest 500 grants and answered an older one not_found.
+    for (let i = 0; i < 501; i++) {
+      h.clock.advance(1);
+      const made = await h.engine.grant({
+        ...policy(),
+        expiresAt: h.clock.now() + 3_600_000,
+        subject: `agent:bulk-${i}`,
+        tenant: 'globex',
+        grantedBy: admin,
+      });
+      expect(made.kind).toBe('granted');
+    }
+    const found = await call(h, 'GET', `/api/v1/grants/${oldest}`, { token: globex.operators.viewer.token });
+    expect(found.status).toBe(200);
+    expect(found.body).toMatchObject({ id: oldest, subject: 'agent:old', state: 'live' });
+    const foreign = await call(h, 'GET', `/api/v1/grants/${oldest}`, {
+      token: h.tenants.acme.operators.admin.token,
+    });
+    expect(foreign.status).toBe(404);
+    expect((foreign.body as { reason: string }).reason).toBe('not_found');
+  });
+});
+
 describe('GET /metrics', () => {
   it('serves Prometheus text to the metrics token only', async () => {
     const m = await serverHarness({ metricsToken: 'scrape-token-0123456789abcdef' });

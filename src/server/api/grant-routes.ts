@@ -82,7 +82,7 @@ export function grantRoutes(deps: {
 
   routes.get('/:id', async (c) => {
     const actor = operatorOf(c, publicUrl, false);
-    const grant = (await engine.grants(actor.tenant, { limit: 500 })).find((g) => g.id === c.req.param('id'));
+    const grant = await engine.getGrant(actor.tenant, c.req.param('id'));
     if (!grant) throw refusal('not_found', 'no such grant');
     return c.json(grantJson(grant));
   });
