@@ -24,6 +24,22 @@ function overview(): string {
   ].join('\n');
 }
 
+/** The commands under a group such as `audit` (`countersign audit --help`), or undefined when none. */
+function groupHelp(words: readonly string[]): string | undefined {
+  const members = COMMANDS.filter(
+    (c) => c.path.length > words.length && words.every((word, i) => c.path[i] === word),
+  );
+  if (words.length === 0 || members.length === 0) return undefined;
+  const width = Math.max(...members.map((c) => c.path.join(' ').length));
+  return [
+    `Usage: countersign ${words.join(' ')} <command> [options]   (countersign ${words.join(' ')} <command> --help for details)`,
+    '',
+    'Commands:',
+    ...members.map((c) => `  ${c.path.join(' ').padEnd(width)}  ${c.summary}`),
+    '',
+  ].join('\n');
+}
+
 /** Runs the CLI with explicit arguments and streams; returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
@@ -32,6 +48,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   const found = findCommand(argv);
   if (!found) {
+    const help = argv.at(-1) === '--help' || argv.at(-1) === '-h' ? groupHelp(argv.slice(0, -1)) : undefined;
+    if (help !== undefined) {
+      io.stdout(help);
+      return 0;
+    }
     io.stderr(`countersign: unknown command "${argv.join(' ')}"\n\n${overview()}`);
     return 2;
   }

@@ -1,11 +1,12 @@
 import { canonicalize } from '../canonical/canonicalize.js';
+import { seal, verifySeal } from '../canonical/seal.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { evaluateGrant, type Grant, type GrantFit, grantIssues, toGrant } from '../grants/grant.js';
 import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { GrantRecord, ProposalRecord } from '../store/records.js';
-import type { StoreReader } from '../store/store.js';
+import type { GrantStateSeal, StoreReader } from '../store/store.js';
 import { claim, type ExecutionContract } from './approve.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
@@ -47,11 +48,45 @@ export type GrantDecision<O extends Outcome = Outcome> =
   | { readonly kind: 'approved_by_grant'; readonly grantId: string; readonly outcome: O }
   | {
       readonly kind: 'refused';
-      readonly reason: 'outside_grant' | 'grant_exhausted' | 'grant_revoked' | 'expired';
+      readonly reason:
+        | 'outside_grant'
+        | 'grant_exhausted'
+        | 'grant_revoked'
+        | 'expired'
+        | 'corrupt_approval_record';
       readonly grantId: string;
       /** Names the failing constraint, e.g. `$.amount_minor: 15000 > max 10000`. */
       readonly detail: string;
     };
+
+/** Every field of a grant but its seal: what the seal covers, usage and revocation included. */
+export function grantSealed(record: GrantRecord): Omit<GrantRecord, 'seal'> {
+  const { seal: _seal, ...sealed } = record;
+  return sealed;
+}
+
+/** The seal of a grant record with the server key, or null without one. */
+function grantSeal(ctx: EngineContext, record: GrantRecord): string | null {
+  return ctx.sealKey ? seal({ grant: grantSealed(record) }, ctx.sealKey) : null;
+}
+
+/**
+ * True when the grant's stored seal verifies with the server key (always without a key). A row
+ * inserted or changed without the key (cap raised, usage reset, expiry moved, revocation cleared,
+ * subject or bounds changed) does not.
+ */
+export function grantIntact(ctx: Pick<EngineContext, 'sealKey'>, record: GrantRecord): boolean {
+  if (!ctx.sealKey) return true;
+  return record.seal !== null && verifySeal({ grant: grantSealed(record) }, ctx.sealKey, record.seal);
+}
+
+/** The new seal of a grant after a change, valid only while its usage is still what was read. */
+function resealed(ctx: EngineContext, before: GrantRecord, after: GrantRecord): GrantStateSeal | undefined {
+  const sealed = grantSeal(ctx, after);
+  return sealed === null
+    ? undefined
+    : { from: { usedCount: before.usedCount, usedTotal: before.usedTotal }, seal: sealed };
+}
 
 const isAdmin = (actor: Actor, tenant: string) =>
   actor.tenant === tenant && actor.kind === 'operator' && actor.roles.includes('admin');
@@ -102,7 +137,7 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
   issues.push(...grantIssues(known, input.constraints, cap.field ?? null));
   if (issues.length > 0) return { kind: 'invalid_grant', issues };
 
-  const record: GrantRecord = {
+  const unsealed: GrantRecord = {
     tenant: input.tenant,
     id: newId('grt'),
     subject: input.subject,
@@ -121,7 +156,9 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
     revokedBy: null,
     note: input.note?.slice(0, 500) ?? null,
     satisfiesQuorum: input.satisfiesQuorum === true,
+    seal: null,
   };
+  const record: GrantRecord = { ...unsealed, seal: grantSeal(ctx, unsealed) };
   await inTransaction(ctx, async (t) => {
     await t.tx.insertGrant(record);
     await t.record({
@@ -169,7 +206,7 @@ export async function revoke(
         message: 'revoking a grant requires the admin role',
       };
     const now = ctx.clock.now();
-    if (!(await t.tx.revokeGrant(input.tenant, input.grantId, { by: input.actor.id, now }))) {
+    if (!(await revokeOnce(ctx, t, record, input.actor.id, now))) {
       return { kind: 'not_revocable', reason: 'grant_revoked', message: 'the grant was already revoked' };
     }
     await t.record({
@@ -182,6 +219,29 @@ export async function revoke(
     });
     return { kind: 'revoked' };
   });
+}
+
+/**
+ * Revokes one grant row, resealed with a key. A concurrent spend can change the usage between the
+ * read and the revocation (PostgreSQL, READ COMMITTED): then the row is read again and the seal
+ * recomputed. False when it is (or became) revoked.
+ */
+async function revokeOnce(
+  ctx: EngineContext,
+  t: StepTransaction,
+  first: GrantRecord,
+  by: string,
+  now: number,
+): Promise<boolean> {
+  let record: GrantRecord | undefined = first;
+  for (let tries = 0; tries < 5 && record && record.revokedAt === null; tries++) {
+    const sealed = resealed(ctx, record, { ...record, revokedAt: now, revokedBy: by });
+    if (await t.tx.revokeGrant(record.tenant, record.id, { by, now, ...(sealed ? { sealed } : {}) }))
+      return true;
+    if (!sealed) return false;
+    record = await t.tx.getGrant(record.tenant, record.id);
+  }
+  return false;
 }
 
 /** A tenant's grants with their usage, newest first. */
@@ -221,7 +281,13 @@ export async function coveringGrants(
 }
 
 // Refusals are ranked so the operator sees the most useful one when no grant fits.
-const RANK = { grant_exhausted: 4, outside_grant: 3, expired: 2, grant_revoked: 1 } as const;
+const RANK = {
+  corrupt_approval_record: 5,
+  grant_exhausted: 4,
+  outside_grant: 3,
+  expired: 2,
+  grant_revoked: 1,
+} as const;
 
 /**
  * Inside the proposal's own transaction: finds the subject's grants that cover this operation, and
@@ -249,23 +315,41 @@ export async function applyGrants(
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {
     // A grant never stands in for a quorum unless it says so explicitly.
-    const fit: GrantFit =
-      required > 1 && !candidate.satisfiesQuorum
+    const fit: GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string } =
+      !grantIntact(ctx, candidate)
         ? {
             kind: 'refused',
-            reason: 'outside_grant',
-            detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
+            reason: 'corrupt_approval_record',
+            detail: `grant ${candidate.id} is not sealed by this server`,
           }
-        : named
-          ? evaluateGrant(candidate, scope, record.resource, now)
-          : {
+        : required > 1 && !candidate.satisfiesQuorum
+          ? {
               kind: 'refused',
               reason: 'outside_grant',
-              detail: `${record.operation} does not name its resource from its arguments`,
-            };
+              detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
+            }
+          : named
+            ? evaluateGrant(candidate, scope, record.resource, now)
+            : {
+                kind: 'refused',
+                reason: 'outside_grant',
+                detail: `${record.operation} does not name its resource from its arguments`,
+              };
+    const sealed =
+      fit.kind === 'fits'
+        ? resealed(ctx, candidate, {
+            ...candidate,
+            usedCount: candidate.usedCount + 1,
+            usedTotal: candidate.usedTotal + fit.amount,
+          })
+        : undefined;
     if (
       fit.kind === 'fits' &&
-      (await t.tx.spendGrant(record.tenant, candidate.id, { amount: fit.amount, now }))
+      (await t.tx.spendGrant(record.tenant, candidate.id, {
+        amount: fit.amount,
+        now,
+        ...(sealed ? { sealed } : {}),
+      }))
     ) {
       const claimed = await claim(
         ctx,

@@ -183,6 +183,12 @@ export interface GrantRecord {
    * one approval; otherwise such a proposal is `outside_grant` and waits for its approvers.
    */
   readonly satisfiesQuorum: boolean;
+  /**
+   * HMAC-SHA-256 of every other field with the server's seal key (see `grantSealed`), or null
+   * without a key. Written again by each spend and revocation; with a key, a grant whose seal does
+   * not verify approves nothing (`corrupt_approval_record`).
+   */
+  readonly seal: string | null;
 }
 
 /** Re-export for stores that persist outcomes. */

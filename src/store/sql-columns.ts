@@ -71,6 +71,7 @@ export const GRANT_COLUMNS = [
   ['revokedBy', 'revoked_by'],
   ['note', 'note'],
   ['satisfiesQuorum', 'satisfies_quorum'],
+  ['seal', 'seal'],
 ] as const satisfies readonly (readonly [keyof GrantRecord, string])[];
 
 /** Approval (quorum) record fields and their SQL columns, in insert order. */

@@ -1,5 +1,6 @@
 import { APPROVAL_COLUMNS, GRANT_COLUMNS } from './sql-columns.js';
 import { type SqlQuery, sql, valuesStatement } from './sql/sql.js';
+import type { GrantStateSeal } from './store.js';
 
 const grantColumns = GRANT_COLUMNS.map(([, c]) => c).join(', ');
 const approvalColumns = APPROVAL_COLUMNS.map(([, c]) => c).join(', ');
@@ -21,6 +22,13 @@ export const GRANT_SQL = Object.freeze({
   /** One compare-and-set: concurrent proposals can never spend past a cap. */
   spend: (tenant: string, id: string, spend: { readonly amount: number; readonly now: number }): SqlQuery =>
     sql`UPDATE countersign_grants SET used_count = used_count + 1, used_total = used_total + ${spend.amount} WHERE tenant = ${tenant} AND id = ${id} AND revoked_at IS NULL AND expires_at > ${spend.now} AND (cap_uses IS NULL OR used_count + 1 <= cap_uses) AND (cap_total IS NULL OR used_total + ${spend.amount} <= cap_total)`,
+  /** `spend`, resealed: only while the usage is still the one the new seal was computed from. */
+  spendSealed: (
+    tenant: string,
+    id: string,
+    spend: { readonly amount: number; readonly now: number; readonly sealed: GrantStateSeal },
+  ): SqlQuery =>
+    sql`UPDATE countersign_grants SET used_count = used_count + 1, used_total = used_total + ${spend.amount}, seal = ${spend.sealed.seal} WHERE tenant = ${tenant} AND id = ${id} AND revoked_at IS NULL AND expires_at > ${spend.now} AND (cap_uses IS NULL OR used_count + 1 <= cap_uses) AND (cap_total IS NULL OR used_total + ${spend.amount} <= cap_total) AND used_count = ${spend.sealed.from.usedCount} AND used_total = ${spend.sealed.from.usedTotal}`,
   /** Records one quorum approval (values in `APPROVAL_COLUMNS` order); a second by the same approver inserts nothing (0 changes). */
   insertApproval: valuesStatement(
     `INSERT INTO countersign_approvals (${approvalColumns}) VALUES (`,
@@ -31,4 +39,11 @@ export const GRANT_SQL = Object.freeze({
     sql`SELECT * FROM countersign_approvals WHERE tenant = ${tenant} AND proposal_id = ${proposalId} ORDER BY at, approver`,
   revoke: (tenant: string, id: string, revoke: { readonly by: string; readonly now: number }): SqlQuery =>
     sql`UPDATE countersign_grants SET revoked_at = ${revoke.now}, revoked_by = ${revoke.by} WHERE tenant = ${tenant} AND id = ${id} AND revoked_at IS NULL`,
+  /** `revoke`, resealed: only while the usage is still the one the new seal was computed from. */
+  revokeSealed: (
+    tenant: string,
+    id: string,
+    revoke: { readonly by: string; readonly now: number; readonly sealed: GrantStateSeal },
+  ): SqlQuery =>
+    sql`UPDATE countersign_grants SET revoked_at = ${revoke.now}, revoked_by = ${revoke.by}, seal = ${revoke.sealed.seal} WHERE tenant = ${tenant} AND id = ${id} AND revoked_at IS NULL AND used_count = ${revoke.sealed.from.usedCount} AND used_total = ${revoke.sealed.from.usedTotal}`,
 });

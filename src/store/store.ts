@@ -179,6 +179,12 @@ export type StoreReader = Pick<
   | 'listApprovals'
 >;
 
+/** A grant's new seal, valid only if its usage is still what the engine read (`from`). */
+export interface GrantStateSeal {
+  readonly from: { readonly usedCount: number; readonly usedTotal: number };
+  readonly seal: string;
+}
+
 /** An audit event waiting to be chained, with the seal it was queued under. */
 export interface QueuedAuditRow {
   readonly event: QueuedAuditEvent;
@@ -194,7 +200,9 @@ export interface StoreTransaction {
   listProposals(tenant: string, query: ProposalQuery): Promise<ProposalRecord[]>;
   /**
    * Compare-and-set: applies `patch` only when the proposal is in `expectedStatus` (and, when
-   * given, at `expectedAttempt`). Returns whether it applied.
+   * given, at `expectedAttempt`). Returns whether it applied. A pending proposal was never
+   * attempted, so `pending` without an attempt means attempt 0: a finished row set back to
+   * `pending` by hand cannot be claimed (and executed under a new idempotency key) again.
    */
   updateProposal(
     tenant: string,
@@ -238,17 +246,22 @@ export interface StoreTransaction {
   /**
    * Spends one use of a grant (and `amount` of its cumulative cap) as one compare-and-set: only
    * when it is not revoked, `now` is before its expiry and both caps still hold after the spend.
+   * With `sealed`, also only while the usage is still `from`, and the row's seal becomes `seal`
+   * (the engine's seal of the grant after this spend).
    */
   spendGrant(
     tenant: string,
     id: string,
-    spend: { readonly amount: number; readonly now: number },
+    spend: { readonly amount: number; readonly now: number; readonly sealed?: GrantStateSeal },
   ): Promise<boolean>;
-  /** Revokes a live grant (compare-and-set on `revokedAt IS NULL`). */
+  /**
+   * Revokes a live grant (compare-and-set on `revokedAt IS NULL`); with `sealed`, also only while
+   * the usage is still `from`, and the row's seal becomes `seal`.
+   */
   revokeGrant(
     tenant: string,
     id: string,
-    revoke: { readonly by: string; readonly now: number },
+    revoke: { readonly by: string; readonly now: number; readonly sealed?: GrantStateSeal },
   ): Promise<boolean>;
   /**
    * Records one person's approval of a proposal that needs several. Returns false (and changes

@@ -102,6 +102,7 @@ function sampleGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     revokedBy: null,
     note: null,
     satisfiesQuorum: false,
+    seal: null,
     ...overrides,
   };
 }

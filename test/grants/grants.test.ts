@@ -293,6 +293,7 @@ describe('who may grant, and what a grant may say', () => {
       revokedBy: null,
       note: null,
       satisfiesQuorum: false,
+      seal: null,
     };
     const scope = { amount_minor: 5, currency: 'USD' };
     // `constructor` is absent (null), so `equals: null` holds; the cap field is absent, not a function.

@@ -133,6 +133,7 @@ describe(`PostgreSQL store ${on}`, () => {
       revokedBy: null,
       note: 'small USD invoices ✓',
       satisfiesQuorum: false,
+      seal: null,
     };
     await store.transaction((tx) => tx.insertGrant(grant));
     expect(await store.transaction((tx) => tx.getGrant('acme', grant.id))).toEqual(grant);

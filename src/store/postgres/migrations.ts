@@ -192,4 +192,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       "CREATE INDEX countersign_outbox_finished ON countersign_outbox (retry_from) WHERE status <> 'pending'",
     ],
   },
+  {
+    version: 15,
+    name: 'sealed grants',
+    // See the SQLite migration of the same number.
+    statements: ['ALTER TABLE countersign_grants ADD COLUMN seal TEXT'],
+  },
 ];

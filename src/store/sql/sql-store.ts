@@ -40,6 +40,7 @@ import { GRANT_SQL } from '../sql-grants.js';
 import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
 import type {
   AuditQuery,
+  GrantStateSeal,
   ProposalCountQuery,
   ProposalFilter,
   ProposalQuery,
@@ -431,7 +432,9 @@ class SqlTransaction implements StoreTransaction {
     expected: { readonly status: ProposalRecord['status']; readonly attempt?: number },
     patch: ProposalPatch,
   ): Promise<boolean> {
-    const atAttempt = expected.attempt !== undefined;
+    // See the interface: a pending row is held to attempt 0 (the engine never re-pends a proposal).
+    const attempt = expected.attempt ?? (expected.status === 'pending' ? 0 : undefined);
+    const atAttempt = attempt !== undefined;
     const { shape, values } = updateOf(
       'countersign_proposals',
       PROPOSAL_COLUMNS,
@@ -440,7 +443,7 @@ class SqlTransaction implements StoreTransaction {
     );
     this.#storable('countersign_proposals', shape.columns, values);
     values.push(tenant, id, expected.status);
-    if (atAttempt) values.push(expected.attempt);
+    if (atAttempt) values.push(attempt);
     const { changes } = await this.#s.run(new SqlQuery(shape.strings, values));
     return changes === 1;
   }
@@ -528,13 +531,31 @@ class SqlTransaction implements StoreTransaction {
     return rows.map(grantOf);
   }
 
-  async spendGrant(tenant: string, id: string, spend: { readonly amount: number; readonly now: number }) {
-    return (await this.#s.run(GRANT_SQL.spend(tenant, id, spend))).changes === 1;
+  async spendGrant(
+    tenant: string,
+    id: string,
+    spend: { readonly amount: number; readonly now: number; readonly sealed?: GrantStateSeal },
+  ) {
+    const { sealed } = spend;
+    const query =
+      sealed === undefined
+        ? GRANT_SQL.spend(tenant, id, spend)
+        : GRANT_SQL.spendSealed(tenant, id, { amount: spend.amount, now: spend.now, sealed });
+    return (await this.#s.run(query)).changes === 1;
   }
 
-  async revokeGrant(tenant: string, id: string, revoke: { readonly by: string; readonly now: number }) {
+  async revokeGrant(
+    tenant: string,
+    id: string,
+    revoke: { readonly by: string; readonly now: number; readonly sealed?: GrantStateSeal },
+  ) {
     this.#storable('countersign_grants', ['revoked_by'], [revoke.by]);
-    return (await this.#s.run(GRANT_SQL.revoke(tenant, id, revoke))).changes === 1;
+    const { sealed } = revoke;
+    const query =
+      sealed === undefined
+        ? GRANT_SQL.revoke(tenant, id, revoke)
+        : GRANT_SQL.revokeSealed(tenant, id, { by: revoke.by, now: revoke.now, sealed });
+    return (await this.#s.run(query)).changes === 1;
   }
 
   async insertApproval(record: ApprovalRecord): Promise<boolean> {

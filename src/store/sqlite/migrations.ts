@@ -190,4 +190,12 @@ INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
     // Dispatcher.pruneOnce); without it the delete would read every delivery of every tenant.
     sql: "CREATE INDEX countersign_outbox_finished ON countersign_outbox (retry_from) WHERE status <> 'pending';",
   },
+  {
+    version: 15,
+    name: 'sealed grants',
+    // With a seal key, each grant row carries an HMAC of every column, written again on each spend
+    // and revocation: a grant inserted or widened by hand (cap, expiry, subject, constraints,
+    // usage, revocation) no longer approves anything.
+    sql: 'ALTER TABLE countersign_grants ADD COLUMN seal TEXT;',
+  },
 ];
