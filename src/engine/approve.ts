@@ -208,6 +208,56 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
       message: 'seenDigest must be the full digest the page showed: 64 lowercase hex characters',
     };
   }
+  try {
+    return await approveInTransaction(ctx, input);
+  } catch (error) {
+    if (!(error instanceof AttemptInsertFailed)) throw error;
+    return refuseStoredAttempt(ctx, input, error);
+  }
+}
+
+/**
+ * Thrown by {@link claim} when its attempt cannot be inserted after the compare-and-set took the
+ * proposal: the transaction rolls back, and {@link approve} finds out why.
+ */
+class AttemptInsertFailed extends Error {
+  readonly record: ProposalRecord;
+  readonly attemptNumber: number;
+
+  constructor(record: ProposalRecord, attemptNumber: number, cause: unknown) {
+    super(`attempt ${attemptNumber} of ${record.id} could not be inserted`, { cause });
+    this.record = record;
+    this.attemptNumber = attemptNumber;
+  }
+}
+
+/**
+ * A pending proposal whose next attempt is already stored was set back by hand (the engine never
+ * re-pends one): refused as `corrupt_approval_record` and audited, nothing claimed. Any other
+ * failure of the insert is rethrown as it was.
+ */
+async function refuseStoredAttempt(
+  ctx: EngineContext,
+  input: ApproveInput,
+  failed: AttemptInsertFailed,
+): Promise<ApproveResult> {
+  const { record, attemptNumber } = failed;
+  return inTransaction(ctx, async (t) => {
+    const stored = await t.tx.listAttempts(record.tenant, record.id);
+    if (!stored.some((a) => a.number === attemptNumber)) throw failed.cause;
+    return refuse(
+      t,
+      record,
+      input.approver,
+      'corrupt_approval_record',
+      `attempt ${attemptNumber} of the proposal is already stored: the proposal was set back to pending by hand`,
+      input.seenDigest,
+    );
+  });
+}
+
+async function approveInTransaction(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
+  const { approver } = input;
   return inTransaction(ctx, async (t) => {
     const record =
       approver.tenant === input.tenant ? await t.tx.getProposal(input.tenant, input.proposalId) : undefined;
@@ -371,13 +421,19 @@ async function countApproval(
     );
   }
   // With a seal key, a row written into the database without it (a made-up approver) never counts.
-  const approvals = (await t.tx.listApprovals(record.tenant, record.id)).filter(
-    (a) =>
+  // Each approver counts once, whatever rows the table holds (its key keeps one per approver).
+  const byApprover = new Map<string, ApprovalRecord>();
+  for (const a of await t.tx.listApprovals(record.tenant, record.id)) {
+    if (
+      !byApprover.has(a.approver) &&
       a.digest === record.digest &&
       a.approver !== record.requestedBy &&
       a.approver !== record.editedBy &&
-      (!ctx.sealKey || (a.seal !== null && verifySeal(approvalSealed(a), ctx.sealKey, a.seal))),
-  );
+      (!ctx.sealKey || (a.seal !== null && verifySeal(approvalSealed(a), ctx.sealKey, a.seal)))
+    )
+      byApprover.set(a.approver, a);
+  }
+  const approvals = [...byApprover.values()];
   const given = approvals.map((a) => ({ by: a.approver, at: new Date(a.at) }));
   if (approvals.length >= required) {
     return claim(
@@ -498,18 +554,22 @@ export async function claim(
     return { kind: 'not_approvable', reason: 'replayed', message: 'another approval claimed it first' };
   const attemptId = newId('att');
   const idempotencyKey = idempotencyKeyOf(record.id, attemptNumber);
-  await t.tx.insertAttempt({
-    tenant: record.tenant,
-    id: attemptId,
-    proposalId: record.id,
-    number: attemptNumber,
-    idempotencyKey,
-    status: 'executing',
-    leaseUntil: now + ctx.leaseMs,
-    commandId: null,
-    startedAt: now,
-    finishedAt: null,
-  });
+  try {
+    await t.tx.insertAttempt({
+      tenant: record.tenant,
+      id: attemptId,
+      proposalId: record.id,
+      number: attemptNumber,
+      idempotencyKey,
+      status: 'executing',
+      leaseUntil: now + ctx.leaseMs,
+      commandId: null,
+      startedAt: now,
+      finishedAt: null,
+    });
+  } catch (error) {
+    throw new AttemptInsertFailed(record, attemptNumber, error);
+  }
   // Two literals rather than one base spread into each: in V8 a spread followed by more members
   // costs microseconds.
   await t.record({

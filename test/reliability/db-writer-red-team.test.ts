@@ -225,11 +225,23 @@ for (const { name, skip } of BACKENDS) {
         seenDigest: p.digest,
       });
       expect(again).toMatchObject({ kind: 'not_approvable', reason: 'replayed' });
-      // With the attempt counter reset too, the recorded attempt 1 still blocks the claim.
+      // With the attempt counter reset too, the recorded attempt 1 still blocks the claim, by name.
       await sql.run('UPDATE countersign_proposals SET current_attempt = 0 WHERE id = ?', [p.id]);
-      await expect(
-        engine.approveAndExecute({ tenant: 'acme', proposalId: p.id, approver: bob, seenDigest: p.digest }),
-      ).rejects.toThrow();
+      expect(
+        await engine.approveAndExecute({
+          tenant: 'acme',
+          proposalId: p.id,
+          approver: bob,
+          seenDigest: p.digest,
+        }),
+      ).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_approval_record' });
+      const denied = await store.read((tx) => tx.listAudit('acme', { proposalId: p.id, limit: 50 }));
+      expect(denied.at(-1)).toMatchObject({
+        step: 'denied',
+        reason: 'corrupt_approval_record',
+        actor: bob.id,
+      });
+      expect((await engine.get('acme', p.id))?.status).toBe('pending');
       expect(world.provider.calls).toBe(1);
       const attempts = await sql.all('SELECT number FROM countersign_attempts WHERE proposal_id = ?', [p.id]);
       expect(attempts.map((a) => Number(a['number']))).toEqual([1]);
