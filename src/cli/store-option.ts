@@ -157,8 +157,21 @@ export async function openCliStore(args: CliArgs, options: { mustExist?: boolean
   return store;
 }
 
-/** The server's seal key from COUNTERSIGN_SEAL_KEY, when set. Never printed. */
+/** Fewest bytes of a seal key (as `createEngine` requires). */
+const SEAL_KEY_MIN_BYTES = 32;
+
+/**
+ * The server's seal key from COUNTERSIGN_SEAL_KEY, when set. Never printed.
+ *
+ * @throws {UsageProblem} when it is shorter than 32 bytes, naming the variable and its length.
+ */
 export function sealKeyFromEnv(): string | undefined {
   const key = process.env['COUNTERSIGN_SEAL_KEY'];
-  return key && key.length > 0 ? key : undefined;
+  if (!key) return undefined;
+  const bytes = Buffer.byteLength(key);
+  if (bytes < SEAL_KEY_MIN_BYTES)
+    throw new UsageProblem(
+      `COUNTERSIGN_SEAL_KEY: must be at least ${SEAL_KEY_MIN_BYTES} bytes, got ${bytes} (for example: openssl rand -hex 32)`,
+    );
+  return key;
 }

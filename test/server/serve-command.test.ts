@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import type { DemoCredentials } from '../../src/demo/index.js';
+import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
 import { serve } from '../support/serve.js';
 import { TEST_PG_URL } from '../support/postgres.js';
@@ -59,6 +60,42 @@ describe('countersign serve --demo', () => {
     expect(await server.stop()).toBe(0);
     expect(server.stdout.join('')).toMatch(/stopped\n$/);
     await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('seals what it stores with COUNTERSIGN_SEAL_KEY, refuses a short key (exit 2), and says so when there is none', async () => {
+    const db = join(dir, 'sealed.db');
+    const errors: string[] = [];
+    const io = { stdout: () => {}, stderr: (t: string) => errors.push(t), stdin: async () => '' };
+    try {
+      process.env['COUNTERSIGN_SEAL_KEY'] = 'short';
+      expect(await runCli(['serve', '--demo', '--db', db, '--port', '0'], io)).toBe(2);
+      expect(errors.join('')).toContain(
+        'COUNTERSIGN_SEAL_KEY: must be at least 32 bytes, got 5 (for example: openssl rand -hex 32)',
+      );
+      expect(existsSync(db)).toBe(false);
+      process.env['COUNTERSIGN_SEAL_KEY'] = 'k'.repeat(64);
+      const sealed = await serve(['--demo', '--db', db, '--port', '0']);
+      expect(await sealed.stop()).toBe(0);
+      expect(sealed.stderr.join('')).not.toContain('COUNTERSIGN_SEAL_KEY is not set');
+    } finally {
+      delete process.env['COUNTERSIGN_SEAL_KEY'];
+    }
+    const store = new SqliteStore({ path: db });
+    const raw = store.database;
+    try {
+      const seals = raw.prepare('SELECT seal FROM countersign_proposals').all() as { seal: string | null }[];
+      expect(seals.length).toBeGreaterThan(0);
+      for (const { seal } of seals) expect(seal).toMatch(/^[0-9a-f]{64}$/);
+      const events = raw.prepare('SELECT seal FROM countersign_audit_events').all() as {
+        seal: string | null;
+      }[];
+      for (const { seal } of events) expect(seal).toMatch(/^[0-9a-f]{64}$/);
+    } finally {
+      await store.close();
+    }
+    const unsealed = await serve(['--demo', '--db', join(dir, 'unsealed.db'), '--port', '0']);
+    expect(await unsealed.stop()).toBe(0);
+    expect(unsealed.stderr.join('')).toContain('COUNTERSIGN_SEAL_KEY is not set');
   });
 
   it('the demo mix includes a proposal whose revalidation fails and one whose provider response is lost', async () => {

@@ -14,6 +14,7 @@ import {
   demoFilesDir,
   refuseTwoStores,
   STORE_OPTIONS,
+  sealKeyFromEnv,
   storeOptionsHelp,
 } from '../store-option.js';
 
@@ -39,7 +40,10 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
   --demo               the example operations, as countersign serve --demo registers them
   --resource R         the resource boundary of the session's proposals, e.g. invoice:* (default:
                        none; required for operations that do not name their own resource)
-  --run-id ID          the run id of the session's proposals (default: a new one)`,
+  --run-id ID          the run id of the session's proposals (default: a new one)
+
+Environment: COUNTERSIGN_SEAL_KEY, the key countersign serve seals records with: give both the
+same one, or the server refuses this session's proposals as not sealed by it.`,
   options: {
     ...STORE_OPTIONS,
     config: { type: 'string' },
@@ -53,6 +57,7 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
     const tenant = requiredOption(args, 'tenant');
     const token = stringOption(args, 'agent-token') ?? process.env['COUNTERSIGN_AGENT_TOKEN'];
     if (!token) throw new UsageProblem('--agent-token TOKEN (or COUNTERSIGN_AGENT_TOKEN) is required');
+    const sealKey = sealKeyFromEnv();
     const demo = args.values['demo'] === true;
     const location = cliStoreLocation(args);
     const configFile = stringOption(args, 'config');
@@ -91,6 +96,7 @@ ${storeOptionsHelp(23, 'the SQLite file (default ./countersign.db)')}
       ...(config?.authentication?.approverRoles
         ? { approverRoles: config.authentication.approverRoles }
         : {}),
+      ...(sealKey ? { sealKey } : {}),
     });
     try {
       const directory = new PrincipalDirectory(store);

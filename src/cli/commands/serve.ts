@@ -23,6 +23,7 @@ import {
   demoFilesDir,
   refuseTwoStores,
   STORE_OPTIONS,
+  sealKeyFromEnv,
   storeOptionsHelp,
 } from '../store-option.js';
 
@@ -71,7 +72,11 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
   --smtp URL               email each new proposal to the tenant's approvers (smtp://HOST:PORT)
   --mail-from ADDRESS      the From address of those emails
 
-Environment: COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
+Environment: COUNTERSIGN_SEAL_KEY (at least 32 bytes, e.g. openssl rand -hex 32; keep it out of
+the database's reach) seals every proposal, approval, grant and audit event with an HMAC, so a
+database writer cannot forge or widen one without it; without it records are hash-chained only
+and the server says so at start. The same key goes to countersign audit verify.
+COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
 sending it as a bearer token (the figures span every tenant).
 COUNTERSIGN_WEBHOOK_URL, COUNTERSIGN_WEBHOOK_SECRET, COUNTERSIGN_SMTP_URL and COUNTERSIGN_MAIL_FROM
 stand for the notification flags (a flag wins); a config file uses notifications.
@@ -97,6 +102,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const configFile = stringOption(args, 'config');
     const port = portOf(stringOption(args, 'port'));
     const host = stringOption(args, 'host') ?? '127.0.0.1';
+    const sealKey = sealKeyFromEnv();
     if (demo && configFile)
       throw new UsageProblem('--demo serves the example operations; it cannot be combined with --config');
     if (args.values['demo-credentials'] !== undefined && !demo)
@@ -187,7 +193,13 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
       ...(auth.allowEditorApproval === true ? { allowEditorApproval: true } : {}),
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
+      ...(sealKey ? { sealKey } : {}),
     });
+    if (!sealKey)
+      logger.warn(
+        { sealed: false },
+        'COUNTERSIGN_SEAL_KEY is not set: records are hash-chained but not sealed, so a database writer could forge an approval, a grant or a re-hashed audit chain',
+      );
     const directory = new PrincipalDirectory(store, {
       ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
