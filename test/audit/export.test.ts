@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { demoOperations, type DemoWorld, demoWorld } from '../../examples/index.js';
-import { runCli } from '../../src/cli/run-cli.js';
 import { type AnyOperation, defineOperation, exportIncident, type IncidentBundle } from '../../src/index.js';
 import { approver, type Harness, harness, proposePayment } from '../support/engine.js';
+import { cli } from '../support/cli.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -400,17 +400,6 @@ describe('exportIncident: sanitizing, sealing, finding', () => {
 });
 
 describe('countersign audit export', () => {
-  async function cli(argv: string[]) {
-    let out = '';
-    let err = '';
-    const code = await runCli(argv, {
-      stdout: (t) => (out += t),
-      stderr: (t) => (err += t),
-      stdin: async () => '',
-    });
-    return { code, out, err };
-  }
-
   it('writes the bundle to stdout; --demo redacts by the demo operations; --out writes a file', async () => {
     const x = await start();
     const { proposal } = await pay(x);

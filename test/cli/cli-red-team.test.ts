@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands/index.js';
-import { runCli } from '../../src/cli/run-cli.js';
-
-async function cli(argv: string[]) {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    stdin: async () => '',
-  });
-  return { code, out, err };
-}
+import { cli } from '../support/cli.js';
 
 // Every group of subcommands (`audit`, `token`, `proposals`, …): the first word of a longer path.
 const groups = [...new Set(COMMANDS.filter((c) => c.path.length > 1).map((c) => c.path[0]!))];

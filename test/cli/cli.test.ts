@@ -3,9 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run-cli.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
+import { cli } from '../support/cli.js';
 
 const { dir, cleanup } = tempDir();
 afterAll(cleanup);
@@ -14,17 +14,6 @@ function file(name: string, text: string): string {
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;
-}
-
-async function cli(argv: string[], stdin = '') {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    stdin: async () => stdin,
-  });
-  return { code, out, err };
 }
 
 const approved = {

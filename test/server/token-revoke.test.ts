@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../src/cli/run-cli.js';
 import type { DemoCredentials } from '../../src/demo/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
 import { serve } from '../support/serve.js';
+import { cli } from '../support/cli.js';
 
 // Issue 10, hole 14: there was no command to revoke an agent or operator token. `countersign
 // token revoke` revokes one by id, by principal or from stdin; the running server then answers
@@ -16,17 +16,6 @@ const db = join(dir, 'countersign.db');
 let url: string;
 let credentials: DemoCredentials;
 let stop: () => Promise<number>;
-
-async function cli(argv: string[], stdin = '') {
-  let out = '';
-  let err = '';
-  const code = await runCli(argv, {
-    stdout: (t) => (out += t),
-    stderr: (t) => (err += t),
-    stdin: async () => stdin,
-  });
-  return { code, out, err };
-}
 
 async function asBearer(token: string) {
   const response = await fetch(`${url}/api/v1/proposals?status=pending`, {

@@ -5,7 +5,7 @@ import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
 import { grantModelText } from '../model-view.js';
 import { UserText } from '../render-text.js';
-import type { Notice } from './proposal-page.js';
+import { type Notice, NoticeBanner } from './notice-banner.js';
 
 /** What the create form had, to show it again with the problems named. */
 export interface GrantFormValues {
@@ -51,26 +51,6 @@ function capText(grant: Grant): string {
     parts.push(`${grant.usage.total} of ${grant.cap.total} ${grant.cap.field ?? ''}`.trim());
   if (grant.cap.uses !== null) parts.push(`${grant.usage.uses} of ${grant.cap.uses} uses`);
   return parts.length > 0 ? parts.join(', ') : `${grant.usage.uses} uses, no cap`;
-}
-
-// The grants page shows a notice's title, body and, for a refusal, its reason code.
-function GrantNotice({ notice: n }: { readonly notice: Notice }) {
-  return (
-    <div class={`banner ${n.tone}`} role={n.tone === 'bad' || n.tone === 'warn' ? 'alert' : 'status'}>
-      <strong>{n.title}</strong>
-      {n.body ?? ''}
-      {n.reason ? (
-        <>
-          {' '}
-          <span class="muted">
-            Reason <code class="reason-code">{n.reason}</code>
-          </span>
-        </>
-      ) : (
-        ''
-      )}
-    </div>
-  );
 }
 
 function GrantRow(props: {
@@ -243,7 +223,7 @@ export function GrantsPage(input: GrantsPageProps) {
           </div>
         </div>
         {(input.notices ?? []).map((n) => (
-          <GrantNotice notice={n} />
+          <NoticeBanner notice={n} />
         ))}
         {input.grants.length === 0 ? (
           <div class="empty">

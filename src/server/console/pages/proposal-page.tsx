@@ -18,14 +18,7 @@ import { OutcomePanel } from './outcome-panel.js';
 import { EditChanges, RelatedFacts, ReviewedPreview, SameScopeWarning } from './review-parts.js';
 import { StatusBadge } from './status-badge.js';
 import { Timeline } from './timeline.js';
-
-/** A banner above the proposal: the result of the last action, or why the page cannot be acted on. */
-export interface Notice {
-  readonly tone: 'ok' | 'warn' | 'bad' | 'info';
-  readonly title: string;
-  readonly body?: Child;
-  readonly reason?: string;
-}
+import { type Notice, NoticeBanner } from './notice-banner.js';
 
 /** Everything the proposal page shows. */
 export interface ProposalPageInput {
@@ -51,25 +44,6 @@ export interface ProposalPageInput {
   readonly related: RelatedProposals;
   /** The registered operation's declarations (order, emphasis, redaction), when it is still registered. */
   readonly operation: FieldDeclarations | undefined;
-}
-
-function NoticeBanner({ notice: n }: { readonly notice: Notice }) {
-  return (
-    <div class={`banner ${n.tone}`} role={n.tone === 'bad' || n.tone === 'warn' ? 'alert' : 'status'}>
-      <strong>{n.title}</strong>
-      {n.body ?? ''}
-      {n.reason ? (
-        <>
-          {' '}
-          <span class="muted">
-            Reason <code class="reason-code">{n.reason}</code>
-          </span>
-        </>
-      ) : (
-        ''
-      )}
-    </div>
-  );
 }
 
 /** "1 of 2 approvals" and who gave them, for a proposal whose policy needs more than one. */
