@@ -99,6 +99,9 @@ const CAPABILITIES: SqlCapabilities = Object.freeze({
  * `BEGIN IMMEDIATE` (so a compare-and-set is atomic across processes sharing the file), and
  * every statement prepared once.
  */
+/** Prepared statements a SQLite store keeps, by text. */
+export const STATEMENT_CACHE_SIZE = 1000;
+
 export class SqliteDriver implements SqlDriver {
   readonly name = 'sqlite';
   readonly capabilities = CAPABILITIES;
@@ -149,9 +152,20 @@ export class SqliteDriver implements SqlDriver {
     let s = this.#statements.get(text);
     if (!s) {
       s = this.database.prepare(text);
+      // Texts vary with list lengths and with the application's own SQL (`tx.local`), so the cache
+      // is bounded: the oldest statement goes (to be prepared again if it comes back).
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.#statements.keys().next();
+        if (!oldest.done) this.#statements.delete(oldest.value);
+      }
       this.#statements.set(text, s);
     }
     return s;
+  }
+
+  /** How many prepared statements are kept (at most {@link STATEMENT_CACHE_SIZE}). */
+  get cachedStatements(): number {
+    return this.#statements.size;
   }
 
   transaction<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
