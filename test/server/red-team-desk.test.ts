@@ -304,7 +304,7 @@ describe('every refusal on the console names its reason code', () => {
 
   it('an inbox link with a parameter it cannot honour: 400 invalid_request', async () => {
     const viewer = await signedIn('viewer');
-    for (const query of ['?sort=evil', '?status=__proto__', `?q=${'x'.repeat(400)}`]) {
+    for (const query of ['?sort=evil', '?status=__proto__', `?q=${'x'.repeat(400)}`, '?cursor=zzz']) {
       const r = await viewer.get(`/${query}`);
       expect([query.slice(0, 20), r.status, reasons(r.html)]).toEqual([
         query.slice(0, 20),
@@ -312,6 +312,12 @@ describe('every refusal on the console names its reason code', () => {
         ['invalid_request'],
       ]);
     }
+    // History pages the same cursors: one it did not make is named, not taken for the first page.
+    const forged = await viewer.get('/history?cursor=zzz');
+    expect([forged.status, reasons(forged.html)]).toEqual([400, ['invalid_request']]);
+    const wellFormed = Buffer.from('1~prp_abc').toString('base64url');
+    expect((await viewer.get(`/history?cursor=${wellFormed}`)).status).toBe(200);
+    expect((await viewer.get(`/?cursor=${wellFormed}`)).status).toBe(200);
   });
 
   it('sign-in: a wrong password is 401 unauthenticated, a form without its login cookie 403 cross_site_request', async () => {

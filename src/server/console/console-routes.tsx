@@ -1,3 +1,4 @@
+import { isListCursor } from '../../engine/queries.js';
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
@@ -500,6 +501,17 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const signedIn = sessionOf(c);
     if (!signedIn) return toLogin(c);
     const cursor = c.req.query('cursor');
+    if (cursor && !isListCursor(cursor))
+      return page(
+        c,
+        inboxQueryErrorPage({
+          nonce: nonce(c),
+          session: signedIn.session,
+          parameter: 'cursor',
+          message: 'cursor must be a link this page made',
+        }),
+        400,
+      );
     const list = await engine.list(signedIn.session.actor.tenant, {
       status: HISTORY,
       limit: 50,

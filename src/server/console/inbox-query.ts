@@ -1,3 +1,4 @@
+import { isListCursor } from '../../engine/queries.js';
 import type { ProposalSort } from '../../store/store.js';
 import { PROPOSAL_STATUSES, type ProposalStatus } from '../../store/records.js';
 
@@ -31,7 +32,10 @@ export const INBOX_SORTS: readonly (readonly [ProposalSort, string])[] = [
 
 const MAX_TEXT = 200;
 
-/** Reads the inbox's query string; an unknown `status` or `sort`, or an oversized text, is named. */
+/**
+ * Reads the inbox's query string; an unknown `status` or `sort`, an oversized text or a cursor
+ * this inbox did not make is named.
+ */
 export function parseInboxQuery(
   read: (name: string) => string | undefined,
 ): { kind: 'ok'; query: InboxQuery } | InvalidInboxQuery {
@@ -53,6 +57,8 @@ export function parseInboxQuery(
       return { kind: 'invalid', parameter: name, message: `${name} is longer than ${MAX_TEXT} characters` };
     text[name] = value;
   }
+  if (text['cursor'] !== undefined && !isListCursor(text['cursor']))
+    return { kind: 'invalid', parameter: 'cursor', message: 'cursor must be a link this inbox made' };
   return {
     kind: 'ok',
     query: { status: status as InboxQuery['status'], sort: sort as ProposalSort, ...text },
