@@ -159,6 +159,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           store,
           operations,
           logger,
+          ...(sealKey ? { sealKey } : {}),
           publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
           approverEmails: (tenant) =>
             directoryRef ? approverEmails(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
