@@ -1,4 +1,4 @@
-import { ConfigurationError } from '../canonical/errors.js';
+import { CanonicalizationError, ConfigurationError } from '../canonical/errors.js';
 import { MIN_SEAL_KEY_BYTES, seal, verifySeal } from '../canonical/seal.js';
 import type { OutboxRecord } from '../store/sql-outbox.js';
 
@@ -77,12 +77,27 @@ export function checkDeliverySeal(
   key: string | Uint8Array,
 ): DeliverySealCheck {
   if (record.seal === null || record.seal === '')
-    return { kind: 'refused', reason: 'unsealed', error: 'not sealed by this server: the delivery has no seal' };
-  return verifySeal(sealedValue(record), key, record.seal)
+    return {
+      kind: 'refused',
+      reason: 'unsealed',
+      error: 'not sealed by this server: the delivery has no seal',
+    };
+  return sealMatches(record, key, record.seal)
     ? { kind: 'intact' }
     : {
         kind: 'refused',
         reason: 'seal_mismatch',
         error: 'not sealed by this server: its seal does not match the delivery',
       };
+}
+
+// A column a database writer filled with what no sealed row holds (a creation time that is not a
+// number) cannot be canonicalized: it does not match, rather than failing every dispatch of it.
+function sealMatches(record: SealedDelivery, key: string | Uint8Array, stamp: string): boolean {
+  try {
+    return verifySeal(sealedValue(record), key, stamp);
+  } catch (error) {
+    if (error instanceof CanonicalizationError) return false;
+    throw error;
+  }
 }

@@ -112,7 +112,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }),
     );
     logger.warn(
-      { tenant: delivery.tenant, deliveryId: delivery.id, reason: check.reason, ...(recorded ? {} : { recorded }) },
+      {
+        tenant: delivery.tenant,
+        deliveryId: delivery.id,
+        reason: check.reason,
+        ...(recorded ? {} : { recorded }),
+      },
       'notification not sent: not sealed by this server',
     );
     return true;
