@@ -10,6 +10,7 @@ import {
 } from '../store/sql-outbox.js';
 import type { Store } from '../store/store.js';
 import type { ChannelSender, SendResult } from './channel.js';
+import { checkDeliverySeal, checkDeliverySealKey } from './delivery-seal.js';
 import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt, type RetrySchedule } from './retry-schedule.js';
 
 /** How a {@link Dispatcher} delivers the outbox. */
@@ -39,6 +40,12 @@ export interface DispatcherOptions {
    * older ones once an hour ({@link Dispatcher.pruneOnce}); pending deliveries are never deleted.
    */
   readonly retainMs?: number | false;
+  /**
+   * The engine's seal key (32+ bytes), the one the outbox writer sealed with. With it, a claimed
+   * delivery whose seal is missing or does not verify (inserted or edited by a database writer) is
+   * never sent: it is dead at once, its last error says why. Without it every row is sent.
+   */
+  readonly sealKey?: string | Uint8Array;
 }
 
 /** Finished deliveries are kept this long by default: 30 days. */
@@ -77,6 +84,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   if (retainMs !== false && !(Number.isSafeInteger(retainMs) && retainMs > 0))
     throw new ConfigurationError('retainMs: must be a whole number of milliseconds above 0, or false');
   const { capabilities } = store;
+  const { sealKey } = options;
+  if (sealKey !== undefined) checkDeliverySealKey(sealKey);
 
   const attemptResult = (delivery: OutboxRecord, sent: SendResult): AttemptResult => {
     const at = clock.now();
@@ -88,7 +97,34 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       : { status: 'pending', nextAt: next, lastError: sent.error, at };
   };
 
+  // Checked before any sender sees the row: the webhook secret must never sign a forged payload.
+  const refuseForged = async (delivery: OutboxRecord): Promise<boolean> => {
+    if (sealKey === undefined) return false;
+    const check = checkDeliverySeal(delivery, sealKey);
+    if (check.kind === 'intact') return false;
+    const at = clock.now();
+    const recorded = await store.transaction((tx) =>
+      outboxOf(tx, capabilities).finish(delivery.tenant, delivery.id, owner, {
+        status: 'dead',
+        nextAt: at,
+        lastError: check.error,
+        at,
+      }),
+    );
+    logger.warn(
+      {
+        tenant: delivery.tenant,
+        deliveryId: delivery.id,
+        reason: check.reason,
+        ...(recorded ? {} : { recorded }),
+      },
+      'notification not sent: not sealed by this server',
+    );
+    return true;
+  };
+
   const deliver = async (delivery: OutboxRecord): Promise<void> => {
+    if (await refuseForged(delivery)) return;
     const sender = options.senders[delivery.channel];
     let sent: SendResult;
     try {

@@ -31,6 +31,12 @@ export interface NotificationDeps {
   /** Default: twice the longest channel timeout and 5 s more. */
   readonly leaseMs?: number;
   readonly pollMs?: number;
+  /**
+   * The engine's seal key (the `sealKey` given to `createEngine`, 32+ bytes). With it every delivery
+   * is sealed when written and verified before it is sent: a row a database writer inserted or
+   * edited is dead-lettered, never signed with the webhook secret or mailed.
+   */
+  readonly sealKey?: string | Uint8Array;
 }
 
 /**
@@ -51,7 +57,12 @@ export function approverEmails(
       .map((o) => o.email);
 }
 
-/** Wires the configured channels: one outbox writer, one dispatcher. */
+/**
+ * Wires the configured channels: one outbox writer, one dispatcher (both sealing with `sealKey`
+ * when given).
+ *
+ * @throws {ConfigurationError} when `sealKey` is shorter than 32 bytes.
+ */
 export function createNotifications(config: ResolvedNotifications, deps: NotificationDeps): Notifications {
   const senders: Partial<Record<NotificationChannel, ChannelSender>> = {};
   if (config.webhook) senders.webhook = webhookSender(config.webhook, { publicUrl: deps.publicUrl });
@@ -68,9 +79,10 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
     config.webhook?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     config.email?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
   );
+  const sealed = deps.sealKey !== undefined ? { sealKey: deps.sealKey } : {};
   return {
     channels,
-    writer: notificationOutbox({ channels, operations: deps.operations }),
+    writer: notificationOutbox({ channels, operations: deps.operations, ...sealed }),
     dispatcher: createDispatcher({
       store: deps.store,
       senders,
@@ -79,6 +91,7 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
       leaseMs: deps.leaseMs ?? 2 * longest + 5_000,
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       ...(deps.logger ? { logger: deps.logger } : {}),
+      ...sealed,
     }),
   };
 }

@@ -8,6 +8,7 @@ import type { AnyOperation } from '../operation/define-operation.js';
 import { formatMoney } from '../operation/money.js';
 import type { ProposalRecord } from '../store/records.js';
 import { type NotificationChannel, outboxOf } from '../store/sql-outbox.js';
+import { checkDeliverySealKey, sealDelivery } from './delivery-seal.js';
 import { type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
 
 /** An amount found in a preview: exact minor units, currency, and full-precision text. */
@@ -57,6 +58,11 @@ export interface OutboxWriterOptions {
   readonly channels: readonly NotificationChannel[];
   /** The engine's operations: their field rules redact the preview. */
   readonly operations: readonly AnyOperation[];
+  /**
+   * The engine's seal key (32+ bytes): each delivery is sealed with it (see `sealDelivery`), and a
+   * dispatcher given the same key sends no row without a valid seal. Without it rows are unsealed.
+   */
+  readonly sealKey?: string | Uint8Array;
 }
 
 function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
@@ -133,11 +139,15 @@ export function deliveryId(): string {
 /**
  * The step writer that puts each lifecycle event into the notification outbox, in the transaction
  * of the step that caused it: committed with it, rolled back with it. Pass it to `createEngine`'s
- * `stepWriters`; a dispatcher delivers what it wrote.
+ * `stepWriters`; a dispatcher delivers what it wrote. With `sealKey`, each row is sealed.
+ *
+ * @throws {ConfigurationError} when `sealKey` is shorter than 32 bytes.
  */
 export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
   const operations = new Map(options.operations.map((o) => [o.kind, o]));
   const channels = [...new Set(options.channels)];
+  const { sealKey } = options;
+  if (sealKey !== undefined) checkDeliverySealKey(sealKey);
   return async (tx, event, earlier) => {
     if (channels.length === 0) return;
     const lifecycle = lifecycleEventOf(event, earlier);
@@ -152,7 +162,7 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
     for (const channel of channels) {
       // Email asks approvers to act: only a new pending proposal does.
       if (channel === 'email' && lifecycle.type !== 'proposal.created') continue;
-      await outbox.insert({
+      const sealed = {
         tenant: event.tenant,
         id: deliveryId(),
         eventId: event.id,
@@ -160,6 +170,11 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
         type: lifecycle.type,
         proposalId: event.proposalId,
         payloadJson,
+        createdAt: event.at,
+      };
+      await outbox.insert({
+        ...sealed,
+        seal: sealKey === undefined ? null : sealDelivery(sealed, sealKey),
         status: 'pending',
         attempts: 0,
         nextAt: event.at,
@@ -169,7 +184,6 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
         lastAttemptAt: null,
         deliveredAt: null,
         retryFrom: event.at,
-        createdAt: event.at,
       });
     }
   };

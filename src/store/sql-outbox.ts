@@ -40,6 +40,12 @@ export interface OutboxRecord {
   /** The retry budget counts from here: the event's time, or the last manual redelivery. */
   readonly retryFrom: number;
   readonly createdAt: number;
+  /**
+   * HMAC-SHA-256 with the server's seal key of what the row sends and to whom (see
+   * `deliverySealed`), or null without a key. Written once: retries and redeliveries keep it. With a
+   * key, the dispatcher sends no row whose seal does not verify.
+   */
+  readonly seal: string | null;
 }
 
 const COLUMNS = [
@@ -60,6 +66,7 @@ const COLUMNS = [
   ['deliveredAt', 'delivered_at'],
   ['retryFrom', 'retry_from'],
   ['createdAt', 'created_at'],
+  ['seal', 'seal'],
 ] as const;
 
 const NUMBERS = new Set([

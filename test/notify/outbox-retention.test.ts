@@ -47,6 +47,7 @@ function delivery(tenant: string, status: DeliveryStatus, retryFrom: number): Ou
     deliveredAt: status === 'delivered' ? retryFrom : null,
     retryFrom,
     createdAt: retryFrom,
+    seal: null,
   };
 }
 

@@ -159,6 +159,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           store,
           operations,
           logger,
+          ...(sealKey ? { sealKey } : {}),
           publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
           approverEmails: (tenant) =>
             directoryRef ? approverEmails(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
@@ -198,7 +199,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     if (!sealKey)
       logger.warn(
         { sealed: false },
-        'COUNTERSIGN_SEAL_KEY is not set: records are hash-chained but not sealed, so a database writer could forge an approval, a grant or a re-hashed audit chain',
+        'COUNTERSIGN_SEAL_KEY is not set: records are hash-chained but not sealed, so a database writer could forge an approval, a grant, a notification or a re-hashed audit chain',
       );
     const directory = new PrincipalDirectory(store, {
       ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),

@@ -198,4 +198,10 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // See the SQLite migration of the same number.
     statements: ['ALTER TABLE countersign_grants ADD COLUMN seal TEXT'],
   },
+  {
+    version: 16,
+    name: 'sealed notification deliveries',
+    // See the SQLite migration of the same number.
+    statements: ['ALTER TABLE countersign_outbox ADD COLUMN seal TEXT'],
+  },
 ];

@@ -198,4 +198,12 @@ INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
     // usage, revocation) no longer approves anything.
     sql: 'ALTER TABLE countersign_grants ADD COLUMN seal TEXT;',
   },
+  {
+    version: 16,
+    name: 'sealed notification deliveries',
+    // With a seal key, each delivery row carries an HMAC of what it sends and to whom (tenant, id,
+    // channel, event, proposal, payload, creation time): a row inserted or edited by hand is never
+    // sent, so the webhook secret never signs a forged event.
+    sql: 'ALTER TABLE countersign_outbox ADD COLUMN seal TEXT;',
+  },
 ];
