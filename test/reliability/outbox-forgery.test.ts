@@ -240,17 +240,16 @@ for (const { name, skip } of BACKENDS) {
         expect(receiver!.received).toEqual([]);
       });
 
-      it.skipIf(name !== 'sqlite')(
-        'a row whose creation time is not a number (SQLite keeps the text) is refused, not retried forever',
-        async () => {
+      // Only SQLite stores text in an integer column; PostgreSQL refuses the insert itself.
+      if (name === 'sqlite')
+        it('a row whose creation time is not a number (SQLite keeps the text) is refused, not retried forever', async () => {
           await setup(SEAL_KEY);
           await insertRow(sql, forgedRow({ created_at: 'yesterday', seal: randomBytes(32).toString('hex') }));
           expect(await notifications.dispatcher.runOnce()).toBe(1);
           await expectDead('dlv_forged', MISMATCH);
           expect(receiver!.received).toEqual([]);
           expect(warnings()).toEqual([refusal('dlv_forged', 'seal_mismatch')]);
-        },
-      );
+        });
 
       it('a genuine pending row whose payload was edited by hand is not sent', async () => {
         await setup(SEAL_KEY);

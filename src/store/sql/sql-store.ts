@@ -366,6 +366,10 @@ class SqlTransaction implements StoreTransaction {
   // Queue rows not yet written: one INSERT for all of them just before COMMIT (a round trip per
   // event less on a claim). Nothing in the transaction reads its own queued rows.
   readonly #unwritten: (readonly unknown[])[] = [];
+  // Proposals whose tenant and requester counters are counted just before COMMIT: every proposal
+  // of a tenant in the same second updates the same counter row, and where rows lock (PostgreSQL)
+  // it stays locked from that update to COMMIT, so the update comes last.
+  readonly #uncounted: ProposalRecord[] = [];
 
   constructor(session: SqlSession, driver: SqlDriver, busy: Map<string, number> | undefined) {
     this.#s = session;
@@ -402,9 +406,8 @@ class SqlTransaction implements StoreTransaction {
     const row = toRow(PROPOSAL_COLUMNS, record);
     this.#storable('countersign_proposals', PROPOSAL_COLS, row);
     await this.#s.run(INSERT_PROPOSAL(row));
-    // The rate counters commit with the proposal they count (see countProposals).
-    const counted = await this.#s.all(countRateSql(record.tenant, record.requestedBy, record.createdAt));
-    if (opensRateSecond(counted)) await this.#s.run(pruneRatesSql(record.tenant, record.createdAt));
+    // The rate counters commit with the proposal they count (see countProposals), written last.
+    this.#uncounted.push(record);
   }
 
   async getProposal(tenant: string, id: string): Promise<ProposalRecord | undefined> {
@@ -739,8 +742,9 @@ class SqlTransaction implements StoreTransaction {
   }
 
   /**
-   * Writes what waited for the commit, just before it: the queued audit events (one statement)
-   * and the chain heads this transaction advanced, once each.
+   * Writes what waited for the commit, just before it: the queued audit events (one statement),
+   * the chain heads this transaction advanced, once each, and the rate counters of the proposals
+   * it inserted.
    */
   async beforeCommit(): Promise<void> {
     const rows = this.#unwritten.splice(0);
@@ -757,6 +761,10 @@ class SqlTransaction implements StoreTransaction {
       await this.#s.run(
         sql`INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (${tenant}, ${head.seq}, ${head.chainHash}) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash`,
       );
+    }
+    for (const record of this.#uncounted.splice(0)) {
+      const counted = await this.#s.all(countRateSql(record.tenant, record.requestedBy, record.createdAt));
+      if (opensRateSecond(counted)) await this.#s.run(pruneRatesSql(record.tenant, record.createdAt));
     }
   }
 
