@@ -6,7 +6,7 @@
  * runs means anything), the SQL totals, and the CPU left to JavaScript (CPU per lifecycle minus
  * the statements' CPU). Compare sides within one run only: timing each statement adds about the same
  * few µs per statement to both.
- * Run: npm run bench:statements  (CYCLES, default 2000)
+ * Run: npm run bench:statements  (CYCLES, default 2000; NO_CHECKPOINT=1 turns WAL checkpoints off)
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -76,7 +76,10 @@ async function measure(name: string, open: (db: SqliteDatabase) => Promise<Lifec
   await schema.close();
   const timings = new Map<string, Timing>();
   const timing = { on: false };
-  const flow = await open(timedDatabase(path, timings, timing));
+  const db = timedDatabase(path, timings, timing);
+  // NO_CHECKPOINT=1: no automatic WAL checkpoints on either side, so each COMMIT is its own cost.
+  if (process.env['NO_CHECKPOINT'] === '1') db.pragma('wal_autocheckpoint = 0');
+  const flow = await open(db);
   for (let i = 0; i < 200; i++) await flow.cycle(-i - 1);
   timing.on = true;
   const cpu0 = process.cpuUsage();
