@@ -30,6 +30,11 @@ const arrayPrototype = Array.prototype;
 const stringify = JSON.stringify;
 const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
+/** Whether `text` holds no lone UTF-16 surrogate (`String.prototype.isWellFormed`, not yet in ES2023's types). */
+export function isWellFormedText(text: string): boolean {
+  return isWellFormed.call(text);
+}
+
 /**
  * Largest `maxDepth` a caller may ask for. A cycle is only detected once it reaches the depth
  * limit (which costs nothing on the happy path), so the limit must stay small enough to reach.

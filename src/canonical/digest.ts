@@ -1,5 +1,5 @@
 import * as crypto from 'node:crypto';
-import { type CanonicalizeOptions, canonicalBytes } from './canonicalize.js';
+import { type CanonicalizeOptions, canonicalBytes, isWellFormedText } from './canonicalize.js';
 import { CanonicalizationError, ConfigurationError } from './errors.js';
 
 /**
@@ -18,7 +18,6 @@ export interface Digest {
 export const SHORT_HASH_LENGTH = 12;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
 /**
  * Digests a JSON value: {@link canonicalize} it, then SHA-256 over the UTF-8 bytes. Key order
@@ -49,7 +48,7 @@ export function digest(value: unknown, options?: CanonicalizeOptions): Digest {
  * const { sha256, short } = digestCanonical(canonical);
  */
 export function digestCanonical(canonicalText: string): Digest {
-  if (!isWellFormed.call(canonicalText)) {
+  if (!isWellFormedText(canonicalText)) {
     throw new CanonicalizationError(
       'lone_surrogate',
       '$',

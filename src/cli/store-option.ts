@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { isPgliteTarget, isPostgresTarget, openStore, pgliteDataDir } from '../store/open-store.js';
+import { MIN_SEAL_KEY_BYTES } from '../canonical/seal.js';
 import type { Store } from '../store/store.js';
 import { type CliArgs, stringOption, UsageProblem } from './command.js';
 
@@ -157,9 +158,6 @@ export async function openCliStore(args: CliArgs, options: { mustExist?: boolean
   return store;
 }
 
-/** Fewest bytes of a seal key (as `createEngine` requires). */
-const SEAL_KEY_MIN_BYTES = 32;
-
 /**
  * The server's seal key from COUNTERSIGN_SEAL_KEY, when set. Never printed.
  *
@@ -169,9 +167,9 @@ export function sealKeyFromEnv(): string | undefined {
   const key = process.env['COUNTERSIGN_SEAL_KEY'];
   if (!key) return undefined;
   const bytes = Buffer.byteLength(key);
-  if (bytes < SEAL_KEY_MIN_BYTES)
+  if (bytes < MIN_SEAL_KEY_BYTES)
     throw new UsageProblem(
-      `COUNTERSIGN_SEAL_KEY: must be at least ${SEAL_KEY_MIN_BYTES} bytes, got ${bytes} (for example: openssl rand -hex 32)`,
+      `COUNTERSIGN_SEAL_KEY: must be at least ${MIN_SEAL_KEY_BYTES} bytes, got ${bytes} (for example: openssl rand -hex 32)`,
     );
   return key;
 }

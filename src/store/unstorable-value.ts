@@ -1,6 +1,5 @@
 import { CountersignError } from '../canonical/errors.js';
-
-const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
+import { isWellFormedText } from '../canonical/canonicalize.js';
 
 /**
  * Whether every backend stores `text` exactly. PostgreSQL TEXT cannot hold U+0000, and a lone
@@ -8,7 +7,7 @@ const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string
  * PostgreSQL refuses it): either way the row would not read back as written.
  */
 export function isStorableText(text: string): boolean {
-  return !text.includes('\u0000') && isWellFormed.call(text);
+  return !text.includes('\u0000') && isWellFormedText(text);
 }
 
 /**
