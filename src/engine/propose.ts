@@ -7,7 +7,7 @@ import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, coveringGrants, type GrantDecision } from './grants.js';
 import { runIdProblem } from './run-id.js';
-import { UnstorableValueError } from '../store/unstorable-value.js';
+import { isStorableText, UnstorableValueError } from '../store/unstorable-value.js';
 import type { ProposalRecord } from '../store/records.js';
 import type { RateLimited } from './proposal-quota.js';
 
@@ -60,6 +60,9 @@ export type ProposeResult<
   | InvalidRequest
   | RateLimited;
 
+const UNSTORABLE_TEXT =
+  'holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it';
+
 function requireText(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)
     throw new ConfigurationError(`propose: ${name} must be a non-empty string from the server`);
@@ -111,6 +114,17 @@ export async function propose(
     ]);
   }
   const resource = input.resource === undefined ? null : requireText('resource', input.resource);
+  // Labels go into the contract's canonical text and into columns as they are: one that neither
+  // holds exactly is named here, before either sees it.
+  const labels = [
+    ['$.section', input.section],
+    ['$.resource', resource],
+    ['$.runId', input.runId],
+  ] as const;
+  for (const [path, value] of labels) {
+    if (typeof value === 'string' && !isStorableText(value))
+      return invalidRequest([{ path, message: UNSTORABLE_TEXT }]);
+  }
   const facts: FreezeFacts = {
     tenant,
     section: input.section ?? null,
@@ -180,12 +194,6 @@ async function writeProposal(
     return { kind: 'written', grant };
   } catch (error) {
     if (!(error instanceof UnstorableValueError)) throw error;
-    return invalidRequest([
-      {
-        path: '$',
-        message:
-          'a text holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it',
-      },
-    ]);
+    return invalidRequest([{ path: '$', message: `a text ${UNSTORABLE_TEXT}` }]);
   }
 }

@@ -66,6 +66,28 @@ for (const { name, skip } of BACKENDS) {
         await backend.dispose();
       });
 
+      it('a label the agent writes with a NUL or a lone surrogate is invalid_request on every backend, and nothing is stored', async () => {
+        const labels = [
+          { section: 'pay\u0000ables' },
+          { section: 'pay\ud800ables' },
+          { runId: 'run-\u0000' },
+          { runId: 'run-\udc00' },
+        ];
+        for (const label of labels) {
+          const r = await engine.propose({
+            operation: 'invoice.pay',
+            request: { invoice_id: 'inv-104' },
+            tenant: 'acme',
+            requestedBy: agent().id,
+            runId: 'run-1',
+            ...label,
+          });
+          expect([JSON.stringify(label), r.kind]).toEqual([JSON.stringify(label), 'invalid_request']);
+        }
+        expect((await engine.list('acme')).items).toEqual([]);
+        expect(await sql.all('SELECT id FROM countersign_audit_events')).toEqual([]);
+      });
+
       it("a grant's resource bound holds against the resource the operation derives, not the agent's label", async () => {
         const granted = await engine.grant({
           tenant: 'acme',
