@@ -65,12 +65,16 @@ export async function engineFlow(store: SqliteStore): Promise<LifecycleFlow> {
   };
 }
 
-type Statement = { run(...p: unknown[]): unknown; get(...p: unknown[]): unknown };
+type Statement = {
+  run(...p: unknown[]): unknown;
+  get(...p: unknown[]): unknown;
+  all(...p: unknown[]): unknown[];
+};
 type Db = { prepare(sql: string): Statement; pragma(s: string): unknown; close(): void };
 
 /**
- * The floor: the same rows (same sizes, same id scheme) in the same three transactions — propose;
- * claim; outcome — written by hand with prepared statements on `db` (a database the store's
+ * The floor: the same rows (same sizes, same id scheme, the proposal's rate counters included) in
+ * the same three transactions — propose; claim; outcome — written by hand with prepared statements on `db` (a database the store's
  * migrations made): no parsing, canonicalization, digests, checks or chaining, only the bytes the
  * engine stores. Synchronous, like the statements it runs.
  */
@@ -95,6 +99,11 @@ export function floorFlow(database: SqliteDatabase): LifecycleFlow {
   );
   const insertA = db.prepare(
     "INSERT INTO countersign_attempts (tenant, id, proposal_id, number, idempotency_key, status, lease_until, command_id, started_at, finished_at) VALUES (?, ?, ?, 1, ?, 'executing', ?, NULL, ?, NULL)",
+  );
+  // The engine counts each proposal in its requester's and its tenant's counter of the second (the
+  // rows proposal quotas read), in the proposal's own transaction.
+  const rate = db.prepare(
+    "INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created) VALUES (?, ?, ?, 1), (?, '', ?, 1) ON CONFLICT (tenant, requested_by, second) DO UPDATE SET created = countersign_proposal_rates.created + 1 RETURNING requested_by, created",
   );
   const read = db.prepare('SELECT * FROM countersign_proposals WHERE tenant = ? AND id = ?');
   const finish = db.prepare(
@@ -168,6 +177,8 @@ export function floorFlow(database: SqliteDatabase): LifecycleFlow {
       now,
     );
     event(id, 'proposed', null);
+    const second = Math.floor(now / 1000);
+    rate.all('acme', 'agent:bench', second, 'acme', second);
     commit.run();
     begin.run();
     read.get('acme', id);
