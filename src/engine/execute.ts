@@ -31,6 +31,29 @@ class CommandRefused extends Error {
 /** Another worker took this attempt over (fencing by attempt number): this one must not commit. */
 class Fenced extends Error {}
 
+/** When a lease was renewed, by the engine's clock and by the monotonic one. */
+interface LeaseClock {
+  readonly at: number;
+  readonly monotonic: number;
+}
+
+function leaseClock(ctx: EngineContext): LeaseClock {
+  return { at: ctx.clock.now(), monotonic: performance.now() };
+}
+
+/**
+ * Whether a sweep may have taken over an attempt whose lease was renewed at `renewed` (read just
+ * before the renewal was written, so the age is never underestimated). A sweep takes an attempt
+ * only once its own clock passes the lease, so while half the lease is left no sweep whose clock
+ * runs less than half a lease ahead of this one can have. Both clocks must agree: the engine's
+ * clock (a test's fake clock, or a wall clock set back during a pause) and the monotonic one
+ * (which a paused process cannot fool).
+ */
+function leaseMayHaveLapsed(ctx: EngineContext, renewed: LeaseClock): boolean {
+  const young = ctx.leaseMs / 2;
+  return ctx.clock.now() - renewed.at >= young || performance.now() - renewed.monotonic >= young;
+}
+
 function isDefiniteFailure(value: unknown): value is DefiniteFailure {
   return (
     typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'definite_failure'
@@ -370,6 +393,7 @@ async function callProvider(
     const decision = guard(operation, record, request);
     if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
     const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
+    const renewed = leaseClock(ctx);
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
       // Setting the command renews the lease, so a sweep that read the attempt before cannot fence it.
@@ -395,13 +419,16 @@ async function callProvider(
     revalidationUnrecorded = false;
     await fault('before_provider_call');
     // The last fence before the provider hears of it: a worker paused past its lease, whose attempt a
-    // sweep has since sent to reconciliation, must not call.
-    const stillOurs = await ctx.store.transaction((tx) =>
-      tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
-        leaseUntil: ctx.clock.now() + ctx.leaseMs,
-      }),
-    );
-    if (!stillOurs) throw new Fenced();
+    // sweep has since sent to reconciliation, must not call. While the lease the command just renewed
+    // is young, no sweep can have taken it (see leaseMayHaveLapsed), and the fence is skipped.
+    if (leaseMayHaveLapsed(ctx, renewed)) {
+      const stillOurs = await ctx.store.transaction((tx) =>
+        tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
+          leaseUntil: ctx.clock.now() + ctx.leaseMs,
+        }),
+      );
+      if (!stillOurs) throw new Fenced();
+    }
     sent = true;
     const response = await call(request, meta);
     await fault('after_provider_accepted');

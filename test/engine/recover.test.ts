@@ -127,6 +127,46 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
       },
     );
 
+    it('an external worker woken after a sweep sent its attempt to reconciliation never calls the provider', async () => {
+      const stall = stallAt('before_provider_call');
+      const world = demoWorld();
+      h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+      const proposal = await proposePayment(h.engine);
+      const contract = await claimProposal(h.engine, proposal);
+      const worker = h.engine.execute(contract);
+      await stall.reached;
+      h.clock.advance(LEASE + 1);
+      expect(await h.engine.recover()).toMatchObject({ examined: 1, toReconciliation: 1 });
+      stall.release();
+      expect(await worker).toMatchObject({ kind: 'needs_reconciliation' });
+      expect(world.provider.calls).toBe(0);
+      expect((await h.engine.get('acme', proposal.id))?.status).toBe('needs_reconciliation');
+    });
+
+    it.each([
+      ['young (under half the lease)', LEASE / 2 - 1, LEASE],
+      ['past half the lease', LEASE / 2 + 1, LEASE / 2 + 1 + LEASE],
+    ] as const)(
+      'an external worker whose lease is %s calls the provider once; the fence renews it only when it may have lapsed',
+      async (_, pause, leaseLeft) => {
+        const stall = stallAt('before_provider_call');
+        const world = demoWorld();
+        h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+        const proposal = await proposePayment(h.engine);
+        const contract = await claimProposal(h.engine, proposal);
+        const start = h.clock.now();
+        const worker = h.engine.execute(contract);
+        await stall.reached;
+        h.clock.advance(pause);
+        stall.release();
+        expect(await worker).toMatchObject({ kind: 'succeeded' });
+        expect(world.provider.calls).toBe(1);
+        const [attempt] = await h.store.read((tx) => tx.listAttempts('acme', proposal.id));
+        // The command's renewal (at start) or the fence's (after the pause) is the last lease written.
+        expect(attempt?.leaseUntil).toBe(start + leaseLeft);
+      },
+    );
+
     it('an external attempt with no command yet is re-run: the provider never heard of it', async () => {
       const world = demoWorld();
       h = await harnessOn(backend, { leaseMs: LEASE, world });
