@@ -1,13 +1,15 @@
 import type { OutboxRecord } from '../store/sql-outbox.js';
+import type { DeliveryError } from './delivery-error.js';
 
 /**
  * What one delivery attempt came to. `failed` is tried again on the retry schedule; `skipped` ends
- * the delivery without sending (an email about a proposal that is no longer pending).
+ * the delivery without sending (`not_pending`: an email about a proposal no longer pending). The
+ * delivery's `lastError` is stored from the code, never from a message.
  */
 export type SendResult =
   | { readonly kind: 'delivered' }
-  | { readonly kind: 'skipped'; readonly note: string }
-  | { readonly kind: 'failed'; readonly error: string };
+  | { readonly kind: 'skipped'; readonly reason: 'not_pending' }
+  | { readonly kind: 'failed'; readonly error: DeliveryError };
 
 /** Delivers one outbox row over one channel. Never throws for a receiver's failure: answers `failed`. */
 export type ChannelSender = (delivery: OutboxRecord) => Promise<SendResult>;
@@ -19,10 +21,4 @@ export type PublicUrl = string | (() => string);
 export function approvalLink(publicUrl: PublicUrl, proposalId: string): string {
   const base = typeof publicUrl === 'function' ? publicUrl() : publicUrl;
   return `${base.replace(/\/+$/, '')}/proposals/${encodeURIComponent(proposalId)}`;
-}
-
-/** A short, single-line error text for the deliveries list (never a stack). */
-export function errorText(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/\s+/g, ' ').slice(0, 300);
 }

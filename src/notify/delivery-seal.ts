@@ -13,10 +13,13 @@ export type SealedDelivery = Pick<
   'tenant' | 'id' | 'eventId' | 'channel' | 'type' | 'proposalId' | 'payloadJson' | 'createdAt'
 >;
 
-/** Why a delivery's seal does not verify: it has none, or it is not this key's seal of this row. */
+/**
+ * Why a delivery's seal does not verify: it has none, or it is not this key's seal of this row.
+ * The reason is what a refused delivery's `lastError` says.
+ */
 export type DeliverySealCheck =
   | { readonly kind: 'intact' }
-  | { readonly kind: 'refused'; readonly reason: 'unsealed' | 'seal_mismatch'; readonly error: string };
+  | { readonly kind: 'refused'; readonly reason: 'unsealed' | 'seal_mismatch' };
 
 /** The sealed fields of a delivery, and nothing else (so an unsealed column cannot sway it). */
 export function deliverySealed(record: SealedDelivery): SealedDelivery {
@@ -76,19 +79,10 @@ export function checkDeliverySeal(
   record: SealedDelivery & { readonly seal: string | null },
   key: string | Uint8Array,
 ): DeliverySealCheck {
-  if (record.seal === null || record.seal === '')
-    return {
-      kind: 'refused',
-      reason: 'unsealed',
-      error: 'not sealed by this server: the delivery has no seal',
-    };
+  if (record.seal === null || record.seal === '') return { kind: 'refused', reason: 'unsealed' };
   return sealMatches(record, key, record.seal)
     ? { kind: 'intact' }
-    : {
-        kind: 'refused',
-        reason: 'seal_mismatch',
-        error: 'not sealed by this server: its seal does not match the delivery',
-      };
+    : { kind: 'refused', reason: 'seal_mismatch' };
 }
 
 // A column a database writer filled with what no sealed row holds (a creation time that is not a

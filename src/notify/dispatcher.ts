@@ -10,6 +10,7 @@ import {
 } from '../store/sql-outbox.js';
 import type { Store } from '../store/store.js';
 import type { ChannelSender, SendResult } from './channel.js';
+import { deliveryErrorText } from './delivery-error.js';
 import { checkDeliverySeal, checkDeliverySealKey } from './delivery-seal.js';
 import { DEFAULT_RETRY_SCHEDULE, nextAttemptAt, type RetrySchedule } from './retry-schedule.js';
 
@@ -90,11 +91,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const attemptResult = (delivery: OutboxRecord, sent: SendResult): AttemptResult => {
     const at = clock.now();
     if (sent.kind === 'delivered') return { status: 'delivered', nextAt: at, lastError: null, at };
-    if (sent.kind === 'skipped') return { status: 'skipped', nextAt: at, lastError: sent.note, at };
+    if (sent.kind === 'skipped')
+      return {
+        status: 'skipped',
+        nextAt: at,
+        lastError: sent.reason === 'not_pending' ? 'not_pending' : null,
+        at,
+      };
     const next = nextAttemptAt(retry, delivery.attempts + 1, delivery.retryFrom, at, random());
+    const lastError = deliveryErrorText(sent.error);
     return next === 'dead'
-      ? { status: 'dead', nextAt: at, lastError: sent.error, at }
-      : { status: 'pending', nextAt: next, lastError: sent.error, at };
+      ? { status: 'dead', nextAt: at, lastError, at }
+      : { status: 'pending', nextAt: next, lastError, at };
   };
 
   // Checked before any sender sees the row: the webhook secret must never sign a forged payload.
@@ -107,7 +115,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       outboxOf(tx, capabilities).finish(delivery.tenant, delivery.id, owner, {
         status: 'dead',
         nextAt: at,
-        lastError: check.error,
+        lastError: check.reason,
         at,
       }),
     );
@@ -128,12 +136,10 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const sender = options.senders[delivery.channel];
     let sent: SendResult;
     try {
-      sent = sender
-        ? await sender(delivery)
-        : { kind: 'failed', error: `the ${delivery.channel} channel is not configured` };
+      sent = sender ? await sender(delivery) : { kind: 'failed', error: { code: 'channel_not_configured' } };
     } catch (error) {
       logger.error({ err: error, deliveryId: delivery.id }, 'a notification sender threw');
-      sent = { kind: 'failed', error: 'the sender failed' };
+      sent = { kind: 'failed', error: { code: 'sender_failed' } };
     }
     const result = attemptResult(delivery, sent);
     const recorded = await store.transaction((tx) =>

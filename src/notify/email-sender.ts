@@ -1,6 +1,7 @@
 import { createTransport } from 'nodemailer';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { approvalLink, type ChannelSender, errorText, type PublicUrl } from './channel.js';
+import { approvalLink, type ChannelSender, type PublicUrl } from './channel.js';
+import { networkFailure } from './delivery-error.js';
 import type { NotificationPayload } from './outbox-writer.js';
 
 /** Where approval emails go out. */
@@ -60,10 +61,9 @@ export function emailSender(target: EmailTarget, context: EmailContext): Channel
   });
   return async (delivery) => {
     if (!(await context.stillPending(delivery.tenant, delivery.proposalId)))
-      return { kind: 'skipped', note: 'the proposal no longer waits for a decision' };
+      return { kind: 'skipped', reason: 'not_pending' };
     const to = await context.recipients(delivery.tenant);
-    if (to.length === 0)
-      return { kind: 'failed', error: `no approver of tenant ${delivery.tenant} to email` };
+    if (to.length === 0) return { kind: 'failed', error: { code: 'no_recipients' } };
     const payload = parseStoredJson(delivery.payloadJson) as unknown as NotificationPayload;
     const message = approvalEmail(payload, approvalLink(context.publicUrl, delivery.proposalId));
     try {
@@ -76,7 +76,7 @@ export function emailSender(target: EmailTarget, context: EmailContext): Channel
       });
       return { kind: 'delivered' };
     } catch (error) {
-      return { kind: 'failed', error: errorText(error) };
+      return { kind: 'failed', error: networkFailure(error) };
     }
   };
 }

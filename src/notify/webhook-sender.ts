@@ -1,5 +1,6 @@
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { approvalLink, type ChannelSender, errorText, type PublicUrl } from './channel.js';
+import { approvalLink, type ChannelSender, type PublicUrl } from './channel.js';
+import { networkFailure } from './delivery-error.js';
 import { signWebhook, webhookKey } from './webhook-signature.js';
 
 /** Where webhooks go and how they are signed. */
@@ -18,7 +19,8 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /**
  * Delivers outbox rows as signed webhooks. `webhook-id` is the event id, the same on every retry
  * and after a restart, so receivers drop duplicates by it; the timestamp is the attempt's. Any 2xx
- * is delivered; another status, a redirect, a network error or the timeout is a failure.
+ * is delivered; another status (`http_status 503`), a redirect (`http_status 302`), a network
+ * error or the timeout is a failure. The response body is never read: it stays out of `lastError`.
  */
 export function webhookSender(
   target: WebhookTarget,
@@ -49,19 +51,9 @@ export function webhookSender(
       await response.body?.cancel();
       return response.status >= 200 && response.status < 300
         ? { kind: 'delivered' }
-        : { kind: 'failed', error: `HTTP ${response.status}` };
+        : { kind: 'failed', error: { code: 'http_status', status: response.status } };
     } catch (error) {
-      const timedOut =
-        error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
-      return {
-        kind: 'failed',
-        error: timedOut ? `timed out after ${timeoutMs} ms` : errorText(causeOf(error)),
-      };
+      return { kind: 'failed', error: networkFailure(error) };
     }
   };
-}
-
-// fetch wraps network errors as "fetch failed"; the cause says which (ECONNREFUSED, …).
-function causeOf(error: unknown): unknown {
-  return error instanceof Error && error.cause instanceof Error ? error.cause : error;
 }

@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { demoOperations, demoReadTools, demoWorld } from '../../examples/index.js';
@@ -13,6 +14,7 @@ import {
   type McpHttpHandler,
   type McpSession,
 } from '../../src/adapters/mcp/index.js';
+import { requestJsonSchema } from '../../src/adapters/shared/request-json-schema.js';
 import { defineOperation } from '../../src/index.js';
 import { createCountersignApp } from '../../src/server/create-app.js';
 import { PrincipalDirectory } from '../../src/server/directory/principal-directory.js';
@@ -71,8 +73,9 @@ interface Answer {
   readonly structured: Record<string, unknown> | undefined;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Answer> {
-  const result = await client.callTool({ name, arguments: args });
+/** `args` is what the client sends as `arguments`, an object or not (the SDK's client sends it as given). */
+async function call(client: Client, name: string, args: unknown): Promise<Answer> {
+  const result = await client.callTool({ name, arguments: args as Record<string, unknown> });
   const content = (result.content ?? []) as { type: string; text?: string }[];
   return {
     text: content.map((c) => c.text ?? '').join(''),
@@ -127,12 +130,7 @@ for (const backend of ENGINE_BACKENDS) {
     const executions = () => h.world.provider.calls;
 
     /** Calls a tool, expects exactly `text` as a tool error, and that nothing was stored or executed. */
-    async function refused(
-      client: Client,
-      name: string,
-      args: Record<string, unknown>,
-      text: string | RegExp,
-    ) {
+    async function refused(client: Client, name: string, args: unknown, text: string | RegExp) {
       const before = await stored();
       const calls = executions();
       const answer = await call(client, name, args);
@@ -268,6 +266,83 @@ for (const backend of ENGINE_BACKENDS) {
       );
     });
 
+    it('a malformed tools/call is invalid_request naming the field, not the SDK’s JSON-RPC error; tools/list keeps every schema', async () => {
+      const client = await session();
+      const storedBefore = await stored();
+      const listed = async () => (await client.listTools()).tools;
+      const before = await listed();
+      for (const t of before) expect(Object.keys(t.inputSchema.properties ?? {}).length).toBeGreaterThan(0);
+      const pay = h.engine.operations.get('invoice.pay')!;
+      expect(before.find((t) => t.name === 'propose_invoice_pay')?.inputSchema).toEqual(
+        requestJsonSchema(pay),
+      );
+      // Arguments that are not an object: `$`, the arguments, as in every other issue of a call.
+      for (const [args, got] of [
+        ['inv-104', 'string'],
+        [['inv-104'], 'array'],
+        [null, 'null'],
+        [42, 'number'],
+        [true, 'boolean'],
+      ] as const) {
+        await refused(
+          client,
+          'propose_invoice_pay',
+          args,
+          refusal(`$: Invalid input: expected object, received ${got}`),
+        );
+        await refused(
+          client,
+          'get_proposal',
+          args,
+          refusal(`$: Invalid input: expected object, received ${got}`),
+        );
+        await refused(
+          client,
+          'list_open_invoices',
+          args,
+          refusal(`$: Invalid input: expected object, received ${got}`),
+        );
+      }
+      // No tool name (or not a string): params.name; a wrong argument as well is named too.
+      for (const params of [
+        { arguments: {} },
+        { name: 7, arguments: {} },
+        { name: '' },
+        { name: ['get_proposal'] },
+      ]) {
+        const result = await client.request(
+          { method: 'tools/call', params: params as never },
+          CallToolResultSchema,
+        );
+        expect(result).toEqual({
+          content: [{ type: 'text', text: refusal('params.name: the name of the tool to call is required') }],
+          isError: true,
+        });
+      }
+      const both = await client.request(
+        { method: 'tools/call', params: { name: 5, arguments: 'x' } as never },
+        CallToolResultSchema,
+      );
+      expect(both.content).toEqual([
+        {
+          type: 'text',
+          text: refusal(
+            'params.name: the name of the tool to call is required; $: Invalid input: expected object, received string',
+          ),
+        },
+      ]);
+      // No arguments at all is an empty object: the operation names what is missing.
+      await refused(
+        client,
+        'propose_invoice_pay',
+        undefined,
+        refusal('$.invoice_id: Invalid input: expected string, received undefined'),
+      );
+      expect(await listed()).toEqual(before);
+      expect(await stored()).toBe(storedBefore);
+      await stillWorks(client);
+    });
+
     it('tenant, runId, resource, section or requestedBy in the arguments is an unknown field: the server decides them', async () => {
       const client = await session();
       for (const field of ['tenant', 'runId', 'run_id', 'resource', 'section', 'requestedBy', 'agent']) {
@@ -290,24 +365,18 @@ for (const backend of ENGINE_BACKENDS) {
           refusal(`$.${field}: unknown field`),
         );
       }
-      // A `__proto__` key (own, as JSON.parse makes it) never reaches the binding: the SDK's
-      // argument record drops it, and the proposal is the session's tenant's and agent's.
-      const smuggled = await call(
+      // A `__proto__` key (own, as JSON.parse makes it) never reaches the binding: it is an unknown
+      // field like any other (the SDK's argument record used to drop it silently).
+      const smuggled = JSON.parse(
+        '{"invoice_id":"inv-104","__proto__":{"tenant":"globex","requestedBy":"agent:x"}}',
+      ) as unknown;
+      await refused(client, 'propose_invoice_pay', smuggled, refusal('$.__proto__: unknown field'));
+      await refused(
         client,
-        'propose_invoice_pay',
-        JSON.parse(
-          '{"invoice_id":"inv-104","__proto__":{"tenant":"globex","requestedBy":"agent:x"}}',
-        ) as Record<string, unknown>,
+        'get_proposal',
+        JSON.parse('{"proposal_id":"prp_doesnotexist","__proto__":{"tenant":"globex"}}'),
+        refusal('$.__proto__: unknown field'),
       );
-      expect(smuggled.isError).toBe(false);
-      const proposal = await h.engine.get('acme', smuggled.structured?.['proposal_id'] as string);
-      expect(proposal).toMatchObject({
-        tenant: 'acme',
-        requestedBy: 'agent:acme-assistant',
-        runId: 'run-red',
-        resource: 'invoice:inv-104',
-        arguments: { invoice_id: 'inv-104' },
-      });
       expect(await stored('globex')).toBe(0);
     });
 
@@ -744,20 +813,13 @@ describe('countersign mcp over stdio, driven line by line as a raw client', () =
     expect(child.exitCode).toBeNull();
   });
 
-  it('arguments that are not an object: the SDK’s own JSON-RPC error naming params.arguments, not a crash', async () => {
+  it('arguments that are not an object: invalid_request naming the arguments ($), not the SDK’s JSON-RPC error', async () => {
     const reply = await rpc(3, 'tools/call', { name: 'get_proposal', arguments: 'prp_x' });
-    // The SDK checks the request shape before countersign's handler runs, and labels its zod
-    // issues -32603 (not -32602): nothing of countersign's runs or leaks.
-    const error = reply['error'] as { code: number; message: string };
-    expect(error.code).toBe(-32603);
-    expect(JSON.parse(error.message)).toEqual([
-      {
-        expected: 'record',
-        code: 'invalid_type',
-        path: ['params', 'arguments'],
-        message: 'Invalid input: expected record, received string',
-      },
-    ]);
+    expect(reply['error']).toBeUndefined();
+    expect(reply['result']).toEqual({
+      content: [{ type: 'text', text: refusal('$: Invalid input: expected object, received string') }],
+      isError: true,
+    });
     expect(child.exitCode).toBeNull();
   });
 

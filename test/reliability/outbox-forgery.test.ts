@@ -23,8 +23,8 @@ import { BACKENDS, type Backend, createBackend, type RawSql } from './support/ba
 // so a row it inserts or edits must never reach a sender.
 const SEAL_KEY = 'k'.repeat(48);
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
-const NO_SEAL = 'not sealed by this server: the delivery has no seal';
-const MISMATCH = 'not sealed by this server: its seal does not match the delivery';
+const NO_SEAL = 'unsealed';
+const MISMATCH = 'seal_mismatch';
 const REFUSED = 'notification not sent: not sealed by this server';
 
 interface LogLine {

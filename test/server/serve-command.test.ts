@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NO_SEAL_KEY_WARNING } from '../../src/cli/commands/serve.js';
 import { runCli } from '../../src/cli/run-cli.js';
 import type { DemoCredentials } from '../../src/demo/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
-import { serve } from '../support/serve.js';
+import { type RunningServe, serve } from '../support/serve.js';
 import { TEST_PG_URL } from '../support/postgres.js';
 import { ConsoleClient } from './support/console-client.js';
 
@@ -96,6 +97,48 @@ describe('countersign serve --demo', () => {
     const unsealed = await serve(['--demo', '--db', join(dir, 'unsealed.db'), '--port', '0']);
     expect(await unsealed.stop()).toBe(0);
     expect(unsealed.stderr.join('')).toContain('COUNTERSIGN_SEAL_KEY is not set');
+  });
+
+  it('without a seal key the demo warns once, after the ready and sign-in lines, saying how to set the key; so does a restart on its database', async () => {
+    const db = join(dir, 'countersign.db');
+    delete process.env['COUNTERSIGN_SEAL_KEY'];
+    /** The start-up lines in the order written: stdout as text, stderr as pino records. */
+    const linesOf = (output: RunningServe['output']) =>
+      output.flatMap(({ stream, text }) =>
+        text
+          .split('\n')
+          .filter((line) => line !== '')
+          .map((line) =>
+            stream === 'stdout'
+              ? { stream, line }
+              : { stream, record: JSON.parse(line) as Record<string, unknown> },
+          ),
+      );
+    for (const [start, lastDemoLine] of [
+      ['first', 'demo: every demo login and token is in'],
+      ['second', 'demo: the store was already seeded'],
+    ] as const) {
+      const server = await serve(['--demo', '--db', db, '--port', '0']);
+      expect(await server.stop()).toBe(0);
+      const lines = linesOf(server.output);
+      const at = (predicate: (l: (typeof lines)[number]) => boolean) => lines.findIndex(predicate);
+      const ready = at((l) => l.stream === 'stdout' && l.line?.startsWith('ready http://') === true);
+      const lastDemo = at((l) => l.stream === 'stdout' && l.line?.startsWith(lastDemoLine) === true);
+      const warnings = lines.filter((l) => l.record && (l.record['level'] as number) >= 40);
+      expect({ start, warnings: warnings.map((w) => w.record) }).toEqual({
+        start,
+        warnings: [expect.objectContaining({ level: 40, sealed: false, msg: NO_SEAL_KEY_WARNING })],
+      });
+      const warning = lines.indexOf(warnings[0]!);
+      expect(ready).toBeGreaterThanOrEqual(0);
+      if (start === 'first')
+        expect(at((l) => l.line?.startsWith('demo: sign in at') === true)).toBeGreaterThan(ready);
+      expect(lastDemo).toBeGreaterThan(ready);
+      expect(warning).toBeGreaterThan(lastDemo);
+    }
+    expect(NO_SEAL_KEY_WARNING).toContain(
+      'To seal them, start with COUNTERSIGN_SEAL_KEY set to 32 or more random bytes (e.g. COUNTERSIGN_SEAL_KEY=$(openssl rand -hex 32))',
+    );
   });
 
   it('the demo mix includes a proposal whose revalidation fails and one whose provider response is lost', async () => {
@@ -374,6 +417,13 @@ export default {
     } finally {
       expect(await server.stop()).toBe(0);
     }
+    // A server of one's own operations without COUNTERSIGN_SEAL_KEY says so too, once.
+    const warned = server.stderr
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes(NO_SEAL_KEY_WARNING));
+    expect(warned).toHaveLength(1);
+    expect(JSON.parse(warned[0]!)).toMatchObject({ level: 40, sealed: false, msg: NO_SEAL_KEY_WARNING });
   });
 
   it('--mcp serves MCP over streamable HTTP at /mcp for agent tokens only', async () => {

@@ -5,6 +5,8 @@ export interface RunningServe {
   readonly url: string;
   readonly stdout: string[];
   readonly stderr: string[];
+  /** Both streams in the order they were written. */
+  readonly output: { readonly stream: 'stdout' | 'stderr'; readonly text: string }[];
   /** Aborts it as SIGTERM would and returns its exit code. */
   stop(): Promise<number>;
 }
@@ -13,10 +15,17 @@ export interface RunningServe {
 export async function serve(args: readonly string[]): Promise<RunningServe> {
   const stdout: string[] = [];
   const stderr: string[] = [];
+  const output: RunningServe['output'] = [];
   const controller = new AbortController();
   const exit = runCli(['serve', ...args], {
-    stdout: (t) => stdout.push(t),
-    stderr: (t) => stderr.push(t),
+    stdout: (t) => {
+      stdout.push(t);
+      output.push({ stream: 'stdout', text: t });
+    },
+    stderr: (t) => {
+      stderr.push(t);
+      output.push({ stream: 'stderr', text: t });
+    },
     stdin: async () => '',
     signal: controller.signal,
   });
@@ -28,6 +37,7 @@ export async function serve(args: readonly string[]): Promise<RunningServe> {
         url: ready[1]!,
         stdout,
         stderr,
+        output,
         stop: async () => {
           controller.abort();
           return exit;

@@ -1,19 +1,18 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  ListToolsRequestSchema,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Engine } from '../../engine/create-engine.js';
 import { type Logger, silentLogger } from '../../engine/engine-context.js';
 import { proposalHandback } from '../../engine/handback.js';
+import { invalidRequest } from '../../engine/freeze-proposal.js';
 import { newId } from '../../engine/ids.js';
 import { readProposal } from '../../engine/read-scope.js';
 import { operationTools } from '../shared/operation-tools.js';
 import { summaryOf } from '../shared/tool-reply.js';
 import type { McpSession } from './mcp-session.js';
 import { mcpReadTools } from './mcp-read-tools.js';
+import { type ToolCallParams, toolCallParams } from './tool-call-params.js';
 
 /** The MCP server's name and version as clients see them. */
 export const MCP_SERVER_INFO = Object.freeze({ name: 'countersign', version: '0.1.0' });
@@ -34,6 +33,9 @@ const GET_PROPOSAL: Tool = {
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 };
 
+// Any tools/call reaches countersign's handler, which reads its params itself (toolCallParams).
+const ToolsCallRequest = z.object({ method: z.literal('tools/call'), params: z.unknown() });
+
 function text(value: string, isError = false): CallToolResult {
   return { content: [{ type: 'text', text: value }], ...(isError ? { isError: true } : {}) };
 }
@@ -48,7 +50,10 @@ function text(value: string, isError = false): CallToolResult {
  *
  * It is built on the SDK's low-level `Server` rather than `McpServer`, whose `registerTool` takes
  * zod shapes and refuses bad input with its own message before the handler runs: countersign
- * wants the operation's JSON Schema shown and its own strict parse (and message) to decide.
+ * wants the operation's JSON Schema shown and its own strict parse (and message) to decide. For
+ * the same reason a malformed `tools/call` (arguments that are not an object, no tool name) is
+ * refused as `invalid_request` naming the field, like any other bad argument, not with the SDK's
+ * JSON-RPC error.
  *
  * @example
  * const server = createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme-assistant', runId: newId('run'), resource: 'invoice:*' });
@@ -97,9 +102,10 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
       ...reads.listed,
     ],
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+  const onCall = async (request: z.infer<typeof ToolsCallRequest>): Promise<CallToolResult> => {
+    const params = toolCallParams(request.params);
     try {
-      return await callTool(request.params.name, request.params.arguments);
+      return await callTool(params);
     } catch (error) {
       // A bug or an I/O failure: the model gets a correlation id, never the error's text (table
       // names, SQL, paths); the operator finds the error under that id in the log.
@@ -108,7 +114,7 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
         {
           err: error,
           correlationId,
-          tool: request.params.name,
+          ...(params.kind === 'call' ? { tool: params.name } : {}),
           tenant: session.tenant,
           agent: session.agent,
         },
@@ -119,17 +125,19 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
         true,
       );
     }
-  });
-  const callTool = async (
-    name: string,
-    args: Record<string, unknown> | undefined,
-  ): Promise<CallToolResult> => {
+  };
+  // Server.setRequestHandler would check each call against the SDK's CallToolRequestSchema first
+  // and answer a malformed one with its own zod text; Protocol's registers the handler as given.
+  Protocol.prototype.setRequestHandler.call(server, ToolsCallRequest, onCall);
+  const callTool = async (params: ToolCallParams): Promise<CallToolResult> => {
     if (session.stillAuthenticated && !(await session.stillAuthenticated())) {
       return text(
         'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
         true,
       );
     }
+    if (params.kind === 'invalid') return text(invalidRequest(params.issues).modelMessage, true);
+    const { name, arguments: args } = params;
     if (name === GET_PROPOSAL.name) return getProposal(engine, session, args);
     const read = reads.call(name, args);
     if (read) return read;

@@ -37,6 +37,11 @@ function portOf(value: string | undefined): number {
   return port;
 }
 
+/** What `countersign serve` logs at start when COUNTERSIGN_SEAL_KEY is not set: the risk, then how to set it. */
+export const NO_SEAL_KEY_WARNING =
+  'COUNTERSIGN_SEAL_KEY is not set: records are hash-chained but not sealed, so a database writer could forge an approval, a grant, a notification or a re-hashed audit chain. ' +
+  'To seal them, start with COUNTERSIGN_SEAL_KEY set to 32 or more random bytes (e.g. COUNTERSIGN_SEAL_KEY=$(openssl rand -hex 32)) and keep that key for the database from its first start.';
+
 /** `countersign serve`: the operator console and HTTP API on one port. */
 export const serveCommand: Command = {
   path: ['serve'],
@@ -75,7 +80,7 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
 Environment: COUNTERSIGN_SEAL_KEY (at least 32 bytes, e.g. openssl rand -hex 32; keep it out of
 the database's reach) seals every proposal, approval, grant and audit event with an HMAC, so a
 database writer cannot forge or widen one without it; without it records are hash-chained only
-and the server says so at start. The same key goes to countersign audit verify.
+and the server says so after its start-up lines. The same key goes to countersign audit verify.
 COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
 sending it as a bearer token (the figures span every tenant).
 COUNTERSIGN_WEBHOOK_URL, COUNTERSIGN_WEBHOOK_SECRET, COUNTERSIGN_SMTP_URL and COUNTERSIGN_MAIL_FROM
@@ -196,11 +201,6 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
       ...(sealKey ? { sealKey } : {}),
     });
-    if (!sealKey)
-      logger.warn(
-        { sealed: false },
-        'COUNTERSIGN_SEAL_KEY is not set: records are hash-chained but not sealed, so a database writer could forge an approval, a grant, a notification or a re-hashed audit chain',
-      );
     const directory = new PrincipalDirectory(store, {
       ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
       ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
@@ -291,6 +291,10 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         `demo: the store was already seeded; its logins are in ${credentialsFile} (written at the first start)\n`,
       );
     }
+
+    // After the ready and sign-in lines, so it is not the first thing a newcomer running the demo
+    // reads, yet never missed: a server without a key still says so at every start.
+    if (!sealKey) logger.warn({ sealed: false }, NO_SEAL_KEY_WARNING);
 
     await new Promise<void>((done) => {
       if (!io.signal) return;

@@ -65,9 +65,9 @@ export function grantModelText(g: Grant): GrantModelText {
 }
 
 /**
- * A delivery's last error as {@link ModelText}: it quotes the receiver's response (a webhook's
- * body, an SMTP server's reply), which anyone controlling the receiver writes. Null when there is
- * none to show.
+ * A delivery's last error as {@link ModelText}. The dispatcher stores only codes, but a row
+ * written by an older version (or by hand) may hold anything: it is shown as text all the same.
+ * Null when there is none to show.
  */
 export function deliveryLastError(d: DeliveryView): ModelText | null {
   return d.lastError ? modelText(d.lastError) : null;

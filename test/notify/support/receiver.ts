@@ -10,8 +10,11 @@ export interface Received {
   readonly reply: Reply;
 }
 
-/** How the receiver answers one request: a status, or `hold` (never answers until closed). */
-export type Reply = number | 'hold';
+/**
+ * How the receiver answers one request: a status, a status with a body, `hold` (never answers
+ * until closed) or `garbage` (bytes that are not HTTP, then it closes the connection).
+ */
+export type Reply = number | 'hold' | 'garbage' | { readonly status: number; readonly body: string };
 
 /** A real HTTP receiver on loopback whose answers the test scripts. */
 export interface Receiver {
@@ -40,7 +43,9 @@ export async function startReceiver(): Promise<Receiver> {
       const reply = queue.shift() ?? fallback;
       received.push({ headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now(), reply });
       if (reply === 'hold') held.push(res);
-      else res.writeHead(reply).end();
+      else if (reply === 'garbage') res.socket?.end('NOT HTTP AT ALL\r\n\r\n');
+      else if (typeof reply === 'number') res.writeHead(reply).end();
+      else res.writeHead(reply.status, { 'content-type': 'text/plain' }).end(reply.body);
       for (const w of waiters.filter((w) => received.length >= w.count)) {
         waiters.splice(waiters.indexOf(w), 1);
         w.done();
