@@ -270,14 +270,48 @@ export async function getGrant(
   return record ? toGrant(record, ctx.clock.now()) : undefined;
 }
 
-/** The proposing agent's grants (live or not) that name the proposal's operation, oldest last. */
+const GRANT_PAGE = 100;
+
+/**
+ * Every grant (live or not) of the proposing agent that names the proposal's operation, oldest
+ * last. Pages through all of the agent's grants; one indexed query when it has fewer than a page.
+ */
 export async function coveringGrants(
   reader: Pick<StoreReader, 'listGrants'>,
   record: Pick<ProposalRecord, 'tenant' | 'requestedBy' | 'operation'>,
 ): Promise<GrantRecord[]> {
-  return (await reader.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })).filter((g) =>
-    (parseStoredJson(g.operationsJson) as string[]).includes(record.operation),
-  );
+  const covering: GrantRecord[] = [];
+  let before: { createdAt: number; id: string } | undefined;
+  for (;;) {
+    const page = await reader.listGrants(record.tenant, {
+      subject: record.requestedBy,
+      limit: GRANT_PAGE,
+      ...(before ? { before } : {}),
+    });
+    for (const g of page)
+      if ((parseStoredJson(g.operationsJson) as string[]).includes(record.operation)) covering.push(g);
+    const last = page.at(-1);
+    if (page.length < GRANT_PAGE || !last) return covering;
+    before = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+/**
+ * Why a grant row whose seal verifies is not the grant's latest state, or undefined. A database
+ * writer can write back an earlier genuine copy (fewer uses, or not yet revoked), seal included;
+ * the audit, chained and sealed, still records every approval and the revocation made since. Read
+ * with the row locked where rows lock, so no spend or revocation commits between the two reads.
+ */
+async function restoredCopy(t: StepTransaction, candidate: GrantRecord): Promise<string | undefined> {
+  const history = await t.tx.grantHistory(candidate.tenant, candidate.id);
+  // Gone since it was listed: the spend's compare-and-set finds nothing.
+  if (!history) return undefined;
+  const { grant: row, approvals, revoked } = history;
+  if (approvals > row.usedCount)
+    return `grant ${row.id} approved ${approvals} proposals by its audit, but its row counts ${row.usedCount} uses: an earlier copy was written back`;
+  if (revoked && row.revokedAt === null)
+    return `grant ${row.id} was revoked by its audit, but its row is not: an earlier copy was written back`;
+  return undefined;
 }
 
 // Refusals are ranked so the operator sees the most useful one when no grant fits.
@@ -315,7 +349,7 @@ export async function applyGrants(
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {
     // A grant never stands in for a quorum unless it says so explicitly.
-    const fit: GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string } =
+    let fit: GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string } =
       !grantIntact(ctx, candidate)
         ? {
             kind: 'refused',
@@ -335,6 +369,10 @@ export async function applyGrants(
                 reason: 'outside_grant',
                 detail: `${record.operation} does not name its resource from its arguments`,
               };
+    // Only a grant about to approve is checked against its audit: a rolled-back grant that does
+    // not fit approves nothing anyway.
+    const restored = fit.kind === 'fits' ? await restoredCopy(t, candidate) : undefined;
+    if (restored !== undefined) fit = { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
     const sealed =
       fit.kind === 'fits'
         ? resealed(ctx, candidate, {
