@@ -211,12 +211,14 @@ INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
     name: 'grant approvals and revocations in the audit',
     // Before a grant approves, the engine counts the approvals and looks for a revocation the audit
     // records of it: a grant row written back to an earlier sealed copy claims fewer. Partial
-    // indexes, so only grant approvals (and, in the queue, revocations) pay for them; chained
-    // revocations are found by the proposal index (the grant id is their proposal id).
+    // indexes, so only grant approvals and revocations pay for them (a revocation's proposal id is
+    // the grant's id). The revocations index names the reason too: with only the step, SQLite
+    // read the tenant's whole chain for the lookup.
     sql: `
 CREATE INDEX countersign_audit_grant_approvals ON countersign_audit_events (tenant, actor) WHERE reason = 'approved_by_grant';
 CREATE INDEX countersign_audit_queue_grant_approvals ON countersign_audit_queue (tenant, actor) WHERE reason = 'approved_by_grant';
-CREATE INDEX countersign_audit_queue_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked';
+CREATE INDEX countersign_audit_grant_revocations ON countersign_audit_events (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked';
+CREATE INDEX countersign_audit_queue_grant_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked';
 `,
   },
 ];
