@@ -314,6 +314,9 @@ async function restoredCopy(t: StepTransaction, candidate: GrantRecord): Promise
   return undefined;
 }
 
+/** How a candidate grant fits a proposal, once its seal and its audit were checked. */
+type CheckedFit = GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string };
+
 // Refusals are ranked so the operator sees the most useful one when no grant fits.
 const RANK = {
   corrupt_approval_record: 5,
@@ -349,30 +352,32 @@ export async function applyGrants(
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   for (const candidate of [...candidates].reverse()) {
     // A grant never stands in for a quorum unless it says so explicitly.
-    let fit: GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string } =
-      !grantIntact(ctx, candidate)
+    const judged: CheckedFit = !grantIntact(ctx, candidate)
+      ? {
+          kind: 'refused',
+          reason: 'corrupt_approval_record',
+          detail: `grant ${candidate.id} is not sealed by this server`,
+        }
+      : required > 1 && !candidate.satisfiesQuorum
         ? {
             kind: 'refused',
-            reason: 'corrupt_approval_record',
-            detail: `grant ${candidate.id} is not sealed by this server`,
+            reason: 'outside_grant',
+            detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
           }
-        : required > 1 && !candidate.satisfiesQuorum
-          ? {
+        : named
+          ? evaluateGrant(candidate, scope, record.resource, now)
+          : {
               kind: 'refused',
               reason: 'outside_grant',
-              detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
-            }
-          : named
-            ? evaluateGrant(candidate, scope, record.resource, now)
-            : {
-                kind: 'refused',
-                reason: 'outside_grant',
-                detail: `${record.operation} does not name its resource from its arguments`,
-              };
+              detail: `${record.operation} does not name its resource from its arguments`,
+            };
     // Only a grant about to approve is checked against its audit: a rolled-back grant that does
     // not fit approves nothing anyway.
-    const restored = fit.kind === 'fits' ? await restoredCopy(t, candidate) : undefined;
-    if (restored !== undefined) fit = { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
+    const restored = judged.kind === 'fits' ? await restoredCopy(t, candidate) : undefined;
+    const fit: CheckedFit =
+      restored === undefined
+        ? judged
+        : { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
     const sealed =
       fit.kind === 'fits'
         ? resealed(ctx, candidate, {

@@ -859,7 +859,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         let before: { createdAt: number; id: string } | undefined;
         for (;;) {
           const page = await store.read((r) =>
-            r.listGrants('acme', { limit: 2, ...(subject ? { subject } : {}), ...(before ? { before } : {}) }),
+            r.listGrants('acme', {
+              limit: 2,
+              ...(subject ? { subject } : {}),
+              ...(before ? { before } : {}),
+            }),
           );
           seen.push(...page.map((g) => g.id));
           const last = page.at(-1);
@@ -888,7 +892,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
           ['acme', { ...draft('acme', 'prp_b', 'approved'), actor, reason: 'approved_by_grant' }],
           // Not approvals by this grant: a refusal it named, another grant's, another tenant's.
           ['acme', { ...draft('acme', 'prp_c', 'denied'), actor, reason: 'grant_exhausted' }],
-          ['acme', { ...draft('acme', 'prp_d', 'approved'), actor: 'grant:grt_x', reason: 'approved_by_grant' }],
+          [
+            'acme',
+            { ...draft('acme', 'prp_d', 'approved'), actor: 'grant:grt_x', reason: 'approved_by_grant' },
+          ],
           ['globex', { ...draft('globex', 'prp_e', 'approved'), actor, reason: 'approved_by_grant' }],
         ];
         let n = 0;
@@ -903,7 +910,11 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         // A token's revocation (no reason) is not this grant's.
         await append('acme', { ...draft('acme', g.id, 'revoked'), actor: 'user:root' });
         assert.equal((await store.transaction((tx) => tx.grantHistory('acme', g.id)))?.revoked, false);
-        await append('acme', { ...draft('acme', g.id, 'revoked'), actor: 'user:root', reason: 'grant_revoked' });
+        await append('acme', {
+          ...draft('acme', g.id, 'revoked'),
+          actor: 'user:root',
+          reason: 'grant_revoked',
+        });
         assert.equal((await store.transaction((tx) => tx.grantHistory('acme', g.id)))?.revoked, true);
         assert.equal(await store.transaction((tx) => tx.grantHistory('globex', g.id)), undefined);
         assert.equal(await store.transaction((tx) => tx.grantHistory('acme', 'grt_missing')), undefined);

@@ -124,7 +124,9 @@ describe('SQLite query plans of grants', () => {
       GRANT_SQL.listBySubjectBefore('acme', 'agent:a', { createdAt: 5, id: 'grt_5' }, 100),
     ]) {
       const plan = await planOf(query);
-      expect(plan[0]).toMatch(/^SEARCH countersign_grants USING INDEX countersign_grants_by_subject \(tenant=\? AND subject=\?/);
+      expect(plan[0]).toMatch(
+        /^SEARCH countersign_grants USING INDEX countersign_grants_by_subject \(tenant=\? AND subject=\?/,
+      );
       await store?.close();
       store = undefined;
     }
