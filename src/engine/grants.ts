@@ -6,7 +6,7 @@ import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { GrantRecord, ProposalRecord } from '../store/records.js';
-import type { GrantStateSeal, StoreReader } from '../store/store.js';
+import type { GrantHistory, GrantStateSeal, StoreReader } from '../store/store.js';
 import { claim, type ExecutionContract } from './approve.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
@@ -299,18 +299,13 @@ export async function coveringGrants(
 /**
  * Why a grant row whose seal verifies is not the grant's latest state, or undefined. A database
  * writer can write back an earlier genuine copy (fewer uses, or not yet revoked), seal included;
- * the audit, chained and sealed, still records every approval and the revocation made since. Read
- * with the row locked where rows lock, so no spend or revocation commits between the two reads.
+ * the audit, chained and sealed, still records every approval and the revocation made since.
  */
-async function restoredCopy(t: StepTransaction, candidate: GrantRecord): Promise<string | undefined> {
-  const history = await t.tx.grantHistory(candidate.tenant, candidate.id);
-  // Gone since it was listed: the spend's compare-and-set finds nothing.
-  if (!history) return undefined;
-  const { grant: row, approvals, revoked } = history;
-  if (approvals > row.usedCount)
-    return `grant ${row.id} approved ${approvals} proposals by its audit, but its row counts ${row.usedCount} uses: an earlier copy was written back`;
-  if (revoked && row.revokedAt === null)
-    return `grant ${row.id} was revoked by its audit, but its row is not: an earlier copy was written back`;
+function restoredCopy({ grant, approvals, revoked }: GrantHistory): string | undefined {
+  if (approvals > grant.usedCount)
+    return `grant ${grant.id} approved ${approvals} proposals by its audit, but its row counts ${grant.usedCount} uses: an earlier copy was written back`;
+  if (revoked && grant.revokedAt === null)
+    return `grant ${grant.id} was revoked by its audit, but its row is not: an earlier copy was written back`;
   return undefined;
 }
 
@@ -350,34 +345,42 @@ export async function applyGrants(
   const named = ctx.operations.get(record.operation)?.resourceOf !== undefined;
   const required = policyOf(record).required;
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
-  for (const candidate of [...candidates].reverse()) {
-    // A grant never stands in for a quorum unless it says so explicitly.
-    const judged: CheckedFit = !grantIntact(ctx, candidate)
+  // A grant never stands in for a quorum unless it says so explicitly.
+  const judge = (grant: GrantRecord): CheckedFit =>
+    !grantIntact(ctx, grant)
       ? {
           kind: 'refused',
           reason: 'corrupt_approval_record',
-          detail: `grant ${candidate.id} is not sealed by this server`,
+          detail: `grant ${grant.id} is not sealed by this server`,
         }
-      : required > 1 && !candidate.satisfiesQuorum
+      : required > 1 && !grant.satisfiesQuorum
         ? {
             kind: 'refused',
             reason: 'outside_grant',
-            detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
+            detail: `needs ${required} approvals; grant ${grant.id} does not satisfy a quorum`,
           }
         : named
-          ? evaluateGrant(candidate, scope, record.resource, now)
+          ? evaluateGrant(grant, scope, record.resource, now)
           : {
               kind: 'refused',
               reason: 'outside_grant',
               detail: `${record.operation} does not name its resource from its arguments`,
             };
-    // Only a grant about to approve is checked against its audit: a rolled-back grant that does
-    // not fit approves nothing anyway.
-    const restored = judged.kind === 'fits' ? await restoredCopy(t, candidate) : undefined;
-    const fit: CheckedFit =
-      restored === undefined
-        ? judged
-        : { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
+  for (const listed of [...candidates].reverse()) {
+    let candidate = listed;
+    let fit = judge(candidate);
+    if (fit.kind === 'fits') {
+      // A grant about to approve is read again, locked where rows lock, with what its audit
+      // records: a row written back to an earlier copy is refused; otherwise the current row is
+      // judged (a concurrent spend may have used it up) and spent, which the lock lets succeed.
+      const history = await t.tx.grantHistory(candidate.tenant, candidate.id);
+      const restored = history && restoredCopy(history);
+      if (restored) fit = { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
+      else if (history) {
+        candidate = history.grant;
+        fit = judge(candidate);
+      }
+    }
     const sealed =
       fit.kind === 'fits'
         ? resealed(ctx, candidate, {

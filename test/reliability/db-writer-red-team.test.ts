@@ -300,6 +300,32 @@ for (const { name, skip } of BACKENDS) {
       expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(3);
     });
 
+    it('concurrent proposals spend a sealed grant exactly to its cap: the audit check never mistakes a concurrent spend for a rollback', async () => {
+      for (let i = 0; i < 12; i++)
+        world.invoices.add({
+          tenant: 'acme',
+          id: `inv-c-${i}`,
+          supplierName: 'Supplier',
+          supplierAccount: 'acct-supplier-1',
+          dueMinor: 5_000,
+          currency: 'USD',
+          status: 'open',
+        });
+      const grant = await createGrant({ cap: { uses: 5 } });
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => propose(`inv-c-${i}`)));
+      const kinds = results.map((r) =>
+        r.grant?.kind === 'approved_by_grant'
+          ? 'approved_by_grant'
+          : r.grant?.kind === 'refused'
+            ? r.grant.reason
+            : 'none',
+      );
+      expect(kinds.filter((k) => k === 'approved_by_grant')).toHaveLength(5);
+      expect(kinds.filter((k) => k !== 'approved_by_grant')).toEqual(Array(7).fill('grant_exhausted'));
+      expect(world.provider.calls).toBe(5);
+      expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(5);
+    });
+
     it('a finished proposal set back to pending by hand is replayed, never executed again', async () => {
       const p = (await propose('inv-104')).proposal;
       const first = await engine.approveAndExecute({
