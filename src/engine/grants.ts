@@ -6,7 +6,7 @@ import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { GrantRecord, ProposalRecord } from '../store/records.js';
-import type { GrantStateSeal, StoreReader } from '../store/store.js';
+import type { GrantHistory, GrantStateSeal, StoreReader } from '../store/store.js';
 import { claim, type ExecutionContract } from './approve.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
@@ -270,15 +270,47 @@ export async function getGrant(
   return record ? toGrant(record, ctx.clock.now()) : undefined;
 }
 
-/** The proposing agent's grants (live or not) that name the proposal's operation, oldest last. */
+const GRANT_PAGE = 100;
+
+/**
+ * Every grant (live or not) of the proposing agent that names the proposal's operation, oldest
+ * last. Pages through all of the agent's grants; one indexed query when it has fewer than a page.
+ */
 export async function coveringGrants(
   reader: Pick<StoreReader, 'listGrants'>,
   record: Pick<ProposalRecord, 'tenant' | 'requestedBy' | 'operation'>,
 ): Promise<GrantRecord[]> {
-  return (await reader.listGrants(record.tenant, { subject: record.requestedBy, limit: 100 })).filter((g) =>
-    (parseStoredJson(g.operationsJson) as string[]).includes(record.operation),
-  );
+  const covering: GrantRecord[] = [];
+  let before: { createdAt: number; id: string } | undefined;
+  for (;;) {
+    const page = await reader.listGrants(record.tenant, {
+      subject: record.requestedBy,
+      limit: GRANT_PAGE,
+      ...(before ? { before } : {}),
+    });
+    for (const g of page)
+      if ((parseStoredJson(g.operationsJson) as string[]).includes(record.operation)) covering.push(g);
+    const last = page.at(-1);
+    if (page.length < GRANT_PAGE || !last) return covering;
+    before = { createdAt: last.createdAt, id: last.id };
+  }
 }
+
+/**
+ * Why a grant row whose seal verifies is not the grant's latest state, or undefined. A database
+ * writer can write back an earlier genuine copy (fewer uses, or not yet revoked), seal included;
+ * the audit, chained and sealed, still records every approval and the revocation made since.
+ */
+function restoredCopy({ grant, approvals, revoked }: GrantHistory): string | undefined {
+  if (approvals > grant.usedCount)
+    return `grant ${grant.id} approved ${approvals} proposals by its audit, but its row counts ${grant.usedCount} uses: an earlier copy was written back`;
+  if (revoked && grant.revokedAt === null)
+    return `grant ${grant.id} was revoked by its audit, but its row is not: an earlier copy was written back`;
+  return undefined;
+}
+
+/** How a candidate grant fits a proposal, once its seal and its audit were checked. */
+type CheckedFit = GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string };
 
 // Refusals are ranked so the operator sees the most useful one when no grant fits.
 const RANK = {
@@ -313,28 +345,42 @@ export async function applyGrants(
   const named = ctx.operations.get(record.operation)?.resourceOf !== undefined;
   const required = policyOf(record).required;
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
-  for (const candidate of [...candidates].reverse()) {
-    // A grant never stands in for a quorum unless it says so explicitly.
-    const fit: GrantFit | { kind: 'refused'; reason: 'corrupt_approval_record'; detail: string } =
-      !grantIntact(ctx, candidate)
+  // A grant never stands in for a quorum unless it says so explicitly.
+  const judge = (grant: GrantRecord): CheckedFit =>
+    !grantIntact(ctx, grant)
+      ? {
+          kind: 'refused',
+          reason: 'corrupt_approval_record',
+          detail: `grant ${grant.id} is not sealed by this server`,
+        }
+      : required > 1 && !grant.satisfiesQuorum
         ? {
             kind: 'refused',
-            reason: 'corrupt_approval_record',
-            detail: `grant ${candidate.id} is not sealed by this server`,
+            reason: 'outside_grant',
+            detail: `needs ${required} approvals; grant ${grant.id} does not satisfy a quorum`,
           }
-        : required > 1 && !candidate.satisfiesQuorum
-          ? {
+        : named
+          ? evaluateGrant(grant, scope, record.resource, now)
+          : {
               kind: 'refused',
               reason: 'outside_grant',
-              detail: `needs ${required} approvals; grant ${candidate.id} does not satisfy a quorum`,
-            }
-          : named
-            ? evaluateGrant(candidate, scope, record.resource, now)
-            : {
-                kind: 'refused',
-                reason: 'outside_grant',
-                detail: `${record.operation} does not name its resource from its arguments`,
-              };
+              detail: `${record.operation} does not name its resource from its arguments`,
+            };
+  for (const listed of [...candidates].reverse()) {
+    let candidate = listed;
+    let fit = judge(candidate);
+    if (fit.kind === 'fits') {
+      // A grant about to approve is read again, locked where rows lock, with what its audit
+      // records: a row written back to an earlier copy is refused; otherwise the current row is
+      // judged (a concurrent spend may have used it up) and spent, which the lock lets succeed.
+      const history = await t.tx.grantHistory(candidate.tenant, candidate.id);
+      const restored = history && restoredCopy(history);
+      if (restored) fit = { kind: 'refused', reason: 'corrupt_approval_record', detail: restored };
+      else if (history) {
+        candidate = history.grant;
+        fit = judge(candidate);
+      }
+    }
     const sealed =
       fit.kind === 'fits'
         ? resealed(ctx, candidate, {

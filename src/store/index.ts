@@ -12,6 +12,8 @@
  */
 export type {
   AuditQuery,
+  GrantHistory,
+  GrantQuery,
   ProposalCountQuery,
   ProposalCounts,
   ProposalFilter,

@@ -185,6 +185,24 @@ export interface GrantStateSeal {
   readonly seal: string;
 }
 
+/** Which grants {@link StoreTransaction.listGrants} returns (newest first). */
+export interface GrantQuery {
+  /** Only this agent principal's grants. */
+  readonly subject?: string;
+  readonly limit: number;
+  /** Only grants created before this (createdAt, id) position: the last one of the page before. */
+  readonly before?: { readonly createdAt: number; readonly id: string };
+}
+
+/** A grant row with what the audit records of its use (see {@link StoreTransaction.grantHistory}). */
+export interface GrantHistory {
+  readonly grant: GrantRecord;
+  /** Audit events of approvals by this grant (`approved_by_grant`), chained or queued. */
+  readonly approvals: number;
+  /** True when the audit records this grant's revocation. */
+  readonly revoked: boolean;
+}
+
 /** An audit event waiting to be chained, with the seal it was queued under. */
 export interface QueuedAuditRow {
   readonly event: QueuedAuditEvent;
@@ -238,11 +256,18 @@ export interface StoreTransaction {
   listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]>;
   insertGrant(record: GrantRecord): Promise<void>;
   getGrant(tenant: string, id: string): Promise<GrantRecord | undefined>;
-  /** A tenant's grants, newest first; `subject` narrows to one agent principal. */
-  listGrants(
-    tenant: string,
-    query: { readonly subject?: string; readonly limit: number },
-  ): Promise<GrantRecord[]>;
+  /**
+   * A tenant's grants, newest first; `subject` narrows to one agent principal, `before` pages on
+   * from the (createdAt, id) of the last grant of the previous page.
+   */
+  listGrants(tenant: string, query: GrantQuery): Promise<GrantRecord[]>;
+  /**
+   * A grant as stored now, with what the audit (chained or still queued) records of it: how many
+   * grant approvals name it and whether its revocation was recorded. Where rows lock, the grant
+   * row is locked first (until commit) and the audit read after, so no spend or revocation of it
+   * commits between the two reads. Undefined when there is no such grant.
+   */
+  grantHistory(tenant: string, id: string): Promise<GrantHistory | undefined>;
   /**
    * Spends one use of a grant (and `amount` of its cumulative cap) as one compare-and-set: only
    * when it is not revoked, `now` is before its expiry and both caps still hold after the spend.

@@ -842,6 +842,84 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         [a.id],
       );
     }),
+    withStore('listGrants pages by (createdAt, id) from `before` on, per subject or not', async (store) => {
+      const mine = [
+        sampleGrant({ createdAt: 10 }),
+        sampleGrant({ createdAt: 20 }),
+        sampleGrant({ createdAt: 20 }),
+        sampleGrant({ createdAt: 30 }),
+      ];
+      const other = sampleGrant({ createdAt: 25, subject: 'agent:other' });
+      await store.transaction(async (tx) => {
+        for (const g of [...mine, other]) await tx.insertGrant(g);
+      });
+      const newestFirst = [...mine].sort((x, y) => y.createdAt - x.createdAt || (x.id < y.id ? 1 : -1));
+      const pages = async (subject?: string) => {
+        const seen: string[] = [];
+        let before: { createdAt: number; id: string } | undefined;
+        for (;;) {
+          const page = await store.read((r) =>
+            r.listGrants('acme', {
+              limit: 2,
+              ...(subject ? { subject } : {}),
+              ...(before ? { before } : {}),
+            }),
+          );
+          seen.push(...page.map((g) => g.id));
+          const last = page.at(-1);
+          if (page.length < 2 || !last) return seen;
+          before = { createdAt: last.createdAt, id: last.id };
+        }
+      };
+      assert.deepEqual(
+        await pages('agent:acme'),
+        newestFirst.map((g) => g.id),
+      );
+      assert.deepEqual(await pages(), [
+        newestFirst[0]!.id,
+        other.id,
+        ...newestFirst.slice(1).map((g) => g.id),
+      ]);
+    }),
+    withStore(
+      'grantHistory counts the approvals and the revocation the audit records of a grant',
+      async (store) => {
+        const g = sampleGrant({ usedCount: 1 });
+        const actor = `grant:${g.id}`;
+        await store.transaction((tx) => tx.insertGrant(g));
+        const events: [string, AuditEventDraft][] = [
+          ['acme', { ...draft('acme', 'prp_a', 'approved'), actor, reason: 'approved_by_grant' }],
+          ['acme', { ...draft('acme', 'prp_b', 'approved'), actor, reason: 'approved_by_grant' }],
+          // Not approvals by this grant: a refusal it named, another grant's, another tenant's.
+          ['acme', { ...draft('acme', 'prp_c', 'denied'), actor, reason: 'grant_exhausted' }],
+          [
+            'acme',
+            { ...draft('acme', 'prp_d', 'approved'), actor: 'grant:grt_x', reason: 'approved_by_grant' },
+          ],
+          ['globex', { ...draft('globex', 'prp_e', 'approved'), actor, reason: 'approved_by_grant' }],
+        ];
+        let n = 0;
+        const append = (tenant: string, event: AuditEventDraft) =>
+          store.transaction((tx) => tx.appendAudit(tenant, { ...event, id: `evt_h${n++}` }, NO_SEAL));
+        for (const [tenant, event] of events) await append(tenant, event);
+        assert.deepEqual(await store.transaction((tx) => tx.grantHistory('acme', g.id)), {
+          grant: g,
+          approvals: 2,
+          revoked: false,
+        });
+        // A token's revocation (no reason) is not this grant's.
+        await append('acme', { ...draft('acme', g.id, 'revoked'), actor: 'user:root' });
+        assert.equal((await store.transaction((tx) => tx.grantHistory('acme', g.id)))?.revoked, false);
+        await append('acme', {
+          ...draft('acme', g.id, 'revoked'),
+          actor: 'user:root',
+          reason: 'grant_revoked',
+        });
+        assert.equal((await store.transaction((tx) => tx.grantHistory('acme', g.id)))?.revoked, true);
+        assert.equal(await store.transaction((tx) => tx.grantHistory('globex', g.id)), undefined);
+        assert.equal(await store.transaction((tx) => tx.grantHistory('acme', 'grt_missing')), undefined);
+      },
+    ),
     withStore(
       'spendGrant is one compare-and-set that holds both caps, expiry and revocation',
       async (store) => {

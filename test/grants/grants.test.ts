@@ -132,6 +132,47 @@ describe('a grant approves what fits and nothing else', () => {
   });
 });
 
+describe('which grants are considered', () => {
+  it('an agent with 120 grants where only the oldest covers the operation is approved through it', async () => {
+    const oldest = await createGrant();
+    for (let i = 0; i < 119; i++) {
+      h.clock.advance(1);
+      await createGrant({
+        operations: ['order.refund_missing_discount'],
+        resource: 'order:*',
+        constraints: {},
+        cap: { uses: 1 },
+      });
+    }
+    expect((await h.engine.grants('acme', { subject: agent().id, limit: 500 })).length).toBe(120);
+    const r = await pay('inv-c-0');
+    expect(r.grant).toMatchObject({
+      kind: 'approved_by_grant',
+      grantId: oldest.id,
+      outcome: { kind: 'succeeded' },
+    });
+    expect(r.proposal.grantId).toBe(oldest.id);
+    expect(h.world.provider.calls).toBe(1);
+  });
+
+  it('an agent with 120 grants, none covering the operation, waits for a human without a refusal', async () => {
+    for (let i = 0; i < 120; i++) {
+      h.clock.advance(1);
+      await createGrant({
+        operations: ['order.refund_missing_discount'],
+        resource: 'order:*',
+        constraints: {},
+        cap: { uses: 1 },
+      });
+    }
+    const r = await pay('inv-c-0');
+    expect(r.grant).toBeUndefined();
+    expect(r.proposal.status).toBe('pending');
+    expect((await h.engine.audit('acme', r.proposal.id)).map((e) => e.step)).toEqual(['proposed']);
+    expect(h.world.provider.calls).toBe(0);
+  });
+});
+
 describe('caps', () => {
   it('the cumulative cap holds at its exact boundary: 3 × 100.00 fits 300.00, the 4th is grant_exhausted', async () => {
     await createGrant();

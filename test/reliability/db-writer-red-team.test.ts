@@ -74,13 +74,15 @@ for (const { name, skip } of BACKENDS) {
       if (r.kind !== 'granted') throw new Error(JSON.stringify(r));
       return r.grant;
     };
-    const expectCorruptGrant = async (grantId: string, invoice: string) => {
+    const expectCorruptGrant = async (
+      grantId: string,
+      invoice: string,
+      detail = `grant ${grantId} is not sealed by this server`,
+    ) => {
       const calls = world.provider.calls;
       const r = await propose(invoice);
       expect(r.grant).toMatchObject({ kind: 'refused', reason: 'corrupt_approval_record', grantId });
-      expect(r.grant?.kind === 'refused' && r.grant.detail).toBe(
-        `grant ${grantId} is not sealed by this server`,
-      );
+      expect(r.grant?.kind === 'refused' && r.grant.detail).toBe(detail);
       expect(r.proposal.status).toBe('pending');
       expect(world.provider.calls).toBe(calls);
       const denied = (await engine.audit('acme', r.proposal.id)).find((e) => e.step === 'denied');
@@ -200,6 +202,128 @@ for (const { name, skip } of BACKENDS) {
       expect(await sql.run(update, [...params, grant.id])).toBe(1);
       await expectCorruptGrant(grant.id, 'inv-s-0');
       expect(world.provider.calls).toBe(calls);
+    });
+
+    // A rollback: the writer saves a grant row while it is still useful and writes it back later.
+    // The copy is genuine (its seal verifies); only the audit still holds what happened since.
+    const GRANT_STATE = 'used_count, used_total, revoked_at, revoked_by, seal';
+    const saveGrant = async (grantId: string) =>
+      (await sql.all(`SELECT ${GRANT_STATE} FROM countersign_grants WHERE id = ?`, [grantId]))[0]!;
+    const writeBack = async (grantId: string, saved: Record<string, unknown>) =>
+      expect(
+        await sql.run(
+          'UPDATE countersign_grants SET used_count = ?, used_total = ?, revoked_at = ?, revoked_by = ?, seal = ? WHERE id = ?',
+          [
+            saved['used_count'],
+            saved['used_total'],
+            saved['revoked_at'],
+            saved['revoked_by'],
+            saved['seal'],
+            grantId,
+          ],
+        ),
+      ).toBe(1);
+
+    it('an exhausted grant written back to its sealed copy from 1 of 3 uses approves nothing: corrupt_approval_record', async () => {
+      const grant = await createGrant({ cap: { uses: 3 } });
+      expect((await propose('inv-s-0')).grant).toMatchObject({
+        kind: 'approved_by_grant',
+        grantId: grant.id,
+      });
+      const saved = await saveGrant(grant.id);
+      for (const invoice of ['inv-s-1', 'inv-s-2'])
+        expect((await propose(invoice)).grant).toMatchObject({
+          kind: 'approved_by_grant',
+          grantId: grant.id,
+        });
+      expect((await propose('inv-s-3')).grant).toMatchObject({
+        kind: 'refused',
+        reason: 'grant_exhausted',
+        grantId: grant.id,
+      });
+      expect(world.provider.calls).toBe(3);
+      await writeBack(grant.id, saved);
+      // The copy is genuine: its seal verifies, and it reads as 1 of 3 again.
+      expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(1);
+      const detail = `grant ${grant.id} approved 3 proposals by its audit, but its row counts 1 uses: an earlier copy was written back`;
+      await expectCorruptGrant(grant.id, 'inv-s-4', detail);
+      await expectCorruptGrant(grant.id, 'inv-s-5', detail);
+      expect(world.provider.calls).toBe(3);
+    });
+
+    it('a revoked grant written back to its sealed copy from before the revocation approves nothing: corrupt_approval_record', async () => {
+      const grant = await createGrant({ cap: { uses: 5 } });
+      expect((await propose('inv-s-0')).grant).toMatchObject({
+        kind: 'approved_by_grant',
+        grantId: grant.id,
+      });
+      const saved = await saveGrant(grant.id);
+      expect(await engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toEqual({
+        kind: 'revoked',
+      });
+      expect((await propose('inv-s-1')).grant).toMatchObject({
+        kind: 'refused',
+        reason: 'grant_revoked',
+        grantId: grant.id,
+      });
+      await writeBack(grant.id, saved);
+      expect((await engine.getGrant('acme', grant.id))?.state).toBe('live');
+      await expectCorruptGrant(
+        grant.id,
+        'inv-s-2',
+        `grant ${grant.id} was revoked by its audit, but its row is not: an earlier copy was written back`,
+      );
+      expect(world.provider.calls).toBe(1);
+    });
+
+    it('an untouched grant approves up to its cap beside a rolled-back one, then is grant_exhausted', async () => {
+      const rolled = await createGrant({ cap: { uses: 1 }, subject: 'agent:acme-other' });
+      const saved = await saveGrant(rolled.id);
+      expect((await propose('inv-s-9', 'agent:acme-other')).grant).toMatchObject({
+        kind: 'approved_by_grant',
+        grantId: rolled.id,
+      });
+      await writeBack(rolled.id, saved);
+      const grant = await createGrant({ cap: { uses: 3 } });
+      for (const invoice of ['inv-s-0', 'inv-s-1', 'inv-s-2'])
+        expect((await propose(invoice)).grant).toMatchObject({
+          kind: 'approved_by_grant',
+          grantId: grant.id,
+          outcome: { kind: 'succeeded' },
+        });
+      expect(world.provider.calls).toBe(4);
+      const last = await propose('inv-s-3');
+      expect(last.grant).toMatchObject({ kind: 'refused', reason: 'grant_exhausted', grantId: grant.id });
+      const denials = (await engine.audit('acme', last.proposal.id)).filter((e) => e.step === 'denied');
+      expect(denials.map((e) => e.reason)).toEqual(['grant_exhausted']);
+      expect(world.provider.calls).toBe(4);
+      expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(3);
+    });
+
+    it('concurrent proposals spend a sealed grant exactly to its cap: the audit check never mistakes a concurrent spend for a rollback', async () => {
+      for (let i = 0; i < 12; i++)
+        world.invoices.add({
+          tenant: 'acme',
+          id: `inv-c-${i}`,
+          supplierName: 'Supplier',
+          supplierAccount: 'acct-supplier-1',
+          dueMinor: 5_000,
+          currency: 'USD',
+          status: 'open',
+        });
+      const grant = await createGrant({ cap: { uses: 5 } });
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => propose(`inv-c-${i}`)));
+      const kinds = results.map((r) =>
+        r.grant?.kind === 'approved_by_grant'
+          ? 'approved_by_grant'
+          : r.grant?.kind === 'refused'
+            ? r.grant.reason
+            : 'none',
+      );
+      expect(kinds.filter((k) => k === 'approved_by_grant')).toHaveLength(5);
+      expect(kinds.filter((k) => k !== 'approved_by_grant')).toEqual(Array(7).fill('grant_exhausted'));
+      expect(world.provider.calls).toBe(5);
+      expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(5);
     });
 
     it('a finished proposal set back to pending by hand is replayed, never executed again', async () => {

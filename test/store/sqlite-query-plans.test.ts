@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FINAL_STATUSES } from '../../src/index.js';
 import { auditPageSql } from '../../src/store/sql-audit.js';
 import { countProposalsSql } from '../../src/store/sql-counts.js';
+import { GRANT_SQL } from '../../src/store/sql-grants.js';
 import type { SqlQuery } from '../../src/store/sql/sql.js';
 import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -102,5 +103,32 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     );
     expect(plan).toContain('SEARCH countersign_audit_events USING PRIMARY KEY (tenant=? AND seq=?)');
     expect(plan.filter((line) => /\bSCAN\b|TEMP B-TREE|\(tenant=\? AND seq>\?\)/.test(line))).toEqual([]);
+  });
+});
+
+describe('SQLite query plans of grants', () => {
+  it("reads a grant's audited approvals and revocation from indexes, never the tenant's audit", async () => {
+    const plan = await planOf(GRANT_SQL.history('acme', 'grt_1'));
+    expect(plan.filter((line) => /^(SCAN|SEARCH)/.test(line))).toEqual([
+      'SEARCH g USING PRIMARY KEY (tenant=? AND id=?)',
+      'SEARCH e USING COVERING INDEX countersign_audit_grant_approvals (tenant=? AND actor=?)',
+      'SEARCH q USING COVERING INDEX countersign_audit_queue_grant_approvals (tenant=? AND actor=?)',
+      'SEARCH e USING COVERING INDEX countersign_audit_grant_revocations (tenant=? AND proposal_id=?)',
+      'SEARCH q USING COVERING INDEX countersign_audit_queue_grant_revocations (tenant=? AND proposal_id=?)',
+    ]);
+  });
+
+  it("pages an agent's grants from the subject index", async () => {
+    for (const query of [
+      GRANT_SQL.listBySubject('acme', 'agent:a', 100),
+      GRANT_SQL.listBySubjectBefore('acme', 'agent:a', { createdAt: 5, id: 'grt_5' }, 100),
+    ]) {
+      const plan = await planOf(query);
+      expect(plan[0]).toMatch(
+        /^SEARCH countersign_grants USING INDEX countersign_grants_by_subject \(tenant=\? AND subject=\?/,
+      );
+      await store?.close();
+      store = undefined;
+    }
   });
 });

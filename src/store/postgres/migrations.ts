@@ -204,4 +204,15 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
     // See the SQLite migration of the same number.
     statements: ['ALTER TABLE countersign_outbox ADD COLUMN seal TEXT'],
   },
+  {
+    version: 17,
+    name: 'grant approvals and revocations in the audit',
+    // See the SQLite migration of the same number.
+    statements: [
+      "CREATE INDEX countersign_audit_grant_approvals ON countersign_audit_events (tenant, actor) WHERE reason = 'approved_by_grant'",
+      "CREATE INDEX countersign_audit_queue_grant_approvals ON countersign_audit_queue (tenant, actor) WHERE reason = 'approved_by_grant'",
+      "CREATE INDEX countersign_audit_grant_revocations ON countersign_audit_events (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked'",
+      "CREATE INDEX countersign_audit_queue_grant_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked'",
+    ],
+  },
 ];

@@ -40,6 +40,8 @@ import { GRANT_SQL } from '../sql-grants.js';
 import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
 import type {
   AuditQuery,
+  GrantHistory,
+  GrantQuery,
   GrantStateSeal,
   ProposalCountQuery,
   ProposalFilter,
@@ -524,14 +526,33 @@ class SqlTransaction implements StoreTransaction {
     return row ? grantOf(row) : undefined;
   }
 
-  async listGrants(tenant: string, query: { readonly subject?: string; readonly limit: number }) {
-    if (this.#unmatchable(tenant, query.subject)) return [];
+  async listGrants(tenant: string, query: GrantQuery) {
+    const { subject, before, limit } = query;
+    if (this.#unmatchable(tenant, subject, before?.id)) return [];
     const rows = await this.#s.all(
-      query.subject === undefined
-        ? GRANT_SQL.list(tenant, query.limit)
-        : GRANT_SQL.listBySubject(tenant, query.subject, query.limit),
+      subject === undefined
+        ? before === undefined
+          ? GRANT_SQL.list(tenant, limit)
+          : GRANT_SQL.listBefore(tenant, before, limit)
+        : before === undefined
+          ? GRANT_SQL.listBySubject(tenant, subject, limit)
+          : GRANT_SQL.listBySubjectBefore(tenant, subject, before, limit),
     );
     return rows.map(grantOf);
+  }
+
+  async grantHistory(tenant: string, id: string): Promise<GrantHistory | undefined> {
+    if (this.#unmatchable(tenant, id)) return undefined;
+    // Locked first, read after in a statement of its own: its snapshot then holds every spend and
+    // revocation committed before the lock, and no later one can commit before this transaction.
+    if (this.#rowLocks) await this.#s.all(GRANT_SQL.lock(tenant, id));
+    const row = await this.#one(GRANT_SQL.history(tenant, id));
+    if (!row) return undefined;
+    return {
+      grant: grantOf(row),
+      approvals: Number(row['audited_approvals']),
+      revoked: Number(row['audited_revoked']) === 1,
+    };
   }
 
   async spendGrant(

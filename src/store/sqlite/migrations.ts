@@ -206,4 +206,19 @@ INSERT INTO countersign_proposal_rates (tenant, requested_by, second, created)
     // sent, so the webhook secret never signs a forged event.
     sql: 'ALTER TABLE countersign_outbox ADD COLUMN seal TEXT;',
   },
+  {
+    version: 17,
+    name: 'grant approvals and revocations in the audit',
+    // Before a grant approves, the engine counts the approvals and looks for a revocation the audit
+    // records of it: a grant row written back to an earlier sealed copy claims fewer. Partial
+    // indexes, so only grant approvals and revocations pay for them (a revocation's proposal id is
+    // the grant's id). The revocations index names the reason too: with only the step, SQLite
+    // read the tenant's whole chain for the lookup.
+    sql: `
+CREATE INDEX countersign_audit_grant_approvals ON countersign_audit_events (tenant, actor) WHERE reason = 'approved_by_grant';
+CREATE INDEX countersign_audit_queue_grant_approvals ON countersign_audit_queue (tenant, actor) WHERE reason = 'approved_by_grant';
+CREATE INDEX countersign_audit_grant_revocations ON countersign_audit_events (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked';
+CREATE INDEX countersign_audit_queue_grant_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked';
+`,
+  },
 ];
