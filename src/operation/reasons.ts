@@ -53,7 +53,8 @@ export const REASON_DESCRIPTIONS: Readonly<Record<Reason, string>> = {
   scope_mismatch: 'the requested execution differs from the approved scope',
   invalid_request: 'the proposal request does not parse through the operation',
   invalid_requested_scope: 'the scope requested at execution is not a valid scope of the operation',
-  corrupt_approval_record: 'the stored proposal or approval does not match its digest, seal or schema',
+  corrupt_approval_record:
+    'the stored proposal, approval or grant does not match its digest, seal, schema or audit',
   unsupported_scope_version: 'the operation no longer supports the scope version the proposal was made with',
   unknown_operation: 'the proposal names an operation this engine has not registered',
   reconcile_unsupported: 'the operation defines no reconcile step, so this engine cannot close the attempt',
