@@ -7,7 +7,7 @@ import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
-import { buildScope } from '../operation/scope.js';
+import { canonicalScope } from '../operation/scope.js';
 import { decodeProposalRecord } from '../store/proposal-format.js';
 import type { ApprovalRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
@@ -148,7 +148,7 @@ export function checkIntegrity(
     runId: record.runId,
     operation: record.operation,
   };
-  const scope = buildScope(operation, operation.toScope(args.data, facts));
+  const scope = canonicalScope(operation, operation.toScope(args.data, facts));
   if (
     scope.kind !== 'ok' ||
     scope.digest.sha256 !== record.scopeDigest ||

@@ -2,7 +2,7 @@ import { canonicalize } from '../canonical/canonicalize.js';
 import { CanonicalizationError } from '../canonical/errors.js';
 import type { AnyOperation, ProposalFacts, Rejection } from '../operation/define-operation.js';
 import { formatIssues, type InputIssue, toInputIssues } from '../operation/issues.js';
-import { buildScope } from '../operation/scope.js';
+import { canonicalScope } from '../operation/scope.js';
 import { withinResource } from '../grants/grant.js';
 import { PROPOSAL_FORMAT_VERSION, type ProposalRecord } from '../store/records.js';
 import type { EngineContext } from './engine-context.js';
@@ -141,7 +141,7 @@ export async function freezeProposal(
     runId: given.runId,
     operation: given.operation,
   };
-  const scope = buildScope(operation, operation.toScope(args.data, facts));
+  const scope = canonicalScope(operation, operation.toScope(args.data, facts));
   if (scope.kind === 'invalid') {
     throw new OperationContractError(
       operation.kind,

@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { own } from '../canonical/own.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { type Digest, digestCanonical } from '../canonical/digest.js';
+import { type Digest, digestOf } from '../canonical/digest.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
 import { childPath, fieldPattern, indexPath } from '../canonical/json-path.js';
 import type { AnyOperation } from './define-operation.js';
@@ -21,22 +21,54 @@ export interface InvalidScope {
   readonly issues: readonly InputIssue[];
 }
 
+/** A scope's canonical text and digest, without the parsed value ({@link canonicalScope}). */
+export interface CanonicalScope {
+  readonly kind: 'ok';
+  readonly canonical: string;
+  readonly digest: Digest;
+}
+
 /**
  * Parses a raw value through the operation's strict scope schema, then normalizes it: fields
  * declared `set` are deduplicated and sorted (membership is scope, order is not); sequences keep
  * their order. Unknown, missing and ill-typed fields are issues, never stripped or merged.
  */
 export function buildScope(operation: AnyOperation, raw: unknown): BuiltScope | InvalidScope {
+  const built = canonicalScope(operation, raw);
+  if (built.kind === 'invalid') return built;
+  return {
+    kind: 'ok',
+    scope: parseStoredJson(built.canonical),
+    canonical: built.canonical,
+    digest: built.digest,
+  };
+}
+
+/**
+ * {@link buildScope} without the frozen value: the canonical text and its digest, which is all the
+ * engine stores and compares when it freezes or claims a proposal.
+ *
+ * @internal
+ */
+export function canonicalScope(operation: AnyOperation, raw: unknown): CanonicalScope | InvalidScope {
   const parsed = operation.scope.safeParse(raw);
   if (!parsed.success) return { kind: 'invalid', issues: toInputIssues(parsed.error) };
   let canonical: string;
   try {
-    canonical = canonicalize(normalizeSets(parsed.data, operation.fields));
+    canonical = canonicalize(
+      hasSetField(operation.fields) ? normalizeSets(parsed.data, operation.fields) : parsed.data,
+    );
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { kind: 'invalid', issues: [{ path: '$', message }] };
   }
-  return { kind: 'ok', scope: parseStoredJson(canonical), canonical, digest: digestCanonical(canonical) };
+  return { kind: 'ok', canonical, digest: digestOf(canonical) };
+}
+
+/** Whether any field of `rules` is a set; without one, normalizing would only copy the value. */
+function hasSetField(rules: FieldRules): boolean {
+  for (const key in rules) if (own(rules, key)?.set === true) return true;
+  return false;
 }
 
 /** Returns a copy of `value` whose `set` fields are deduplicated and sorted by canonical JSON. */
