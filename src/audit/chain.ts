@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalize } from '../canonical/canonicalize.js';
+import { canonicalize, canonicalString, DEFAULT_MAX_DEPTH } from '../canonical/canonicalize.js';
 import { sha256Hex } from '../canonical/digest.js';
 import type { AuditEvent, AuditEventDraft, ChainHead, QueuedAuditEvent } from './event.js';
 
@@ -30,6 +30,68 @@ export function eventBody(
     detail: event.detail,
     at: event.at,
   };
+}
+
+type EventBodyFields = AuditEventDraft & { readonly id: string; readonly seq: number };
+
+// The members of an event body in canonical (UTF-16 code unit) order, each with its `"key":` text.
+const BODY_MEMBERS = (
+  [
+    'id',
+    'seq',
+    'tenant',
+    'proposalId',
+    'attemptId',
+    'runId',
+    'step',
+    'actor',
+    'reason',
+    'digests',
+    'commandId',
+    'detail',
+    'at',
+  ] as const
+)
+  .slice()
+  .sort()
+  .map((key, i) => ({ key, prefix: `${i === 0 ? '{' : ','}${JSON.stringify(key)}:` }));
+
+const NESTED = { maxDepth: DEFAULT_MAX_DEPTH - 1 };
+
+/**
+ * The canonical JSON of {@link eventBody}, written member by member: its keys are fixed, so only
+ * `digests` and `detail` go through {@link canonicalize}. `undefined` for anything but the types an
+ * event holds (the caller then canonicalizes the generic way, which refuses it with its reason).
+ */
+function canonicalEventBody(event: EventBodyFields): string | undefined {
+  let out = '';
+  for (const { key, prefix } of BODY_MEMBERS) {
+    const value: unknown = event[key];
+    let text: string | undefined;
+    if (typeof value === 'string') text = canonicalString(value);
+    else if (typeof value === 'number') text = value - value === 0 ? `${value}` : undefined;
+    else if (value === null) text = 'null';
+    else if (typeof value === 'object') text = nestedText(value);
+    if (text === undefined) return undefined;
+    out += prefix + text;
+  }
+  return `${out}}`;
+}
+
+/** A member's canonical JSON one level below the body (the body's depth limit), or undefined. */
+function nestedText(value: object): string | undefined {
+  try {
+    return canonicalize(value, NESTED);
+  } catch {
+    // Refused again by the generic path, whose error names the member's path within the body.
+    return undefined;
+  }
+}
+
+/** The leaf hash of an event: {@link leafHash} of its {@link eventBody}, without building the body. */
+export function eventLeafHash(event: EventBodyFields): string {
+  const text = canonicalEventBody(event);
+  return text === undefined ? leafHash(eventBody(event)) : sha256Hex(`\u0000${text}`);
 }
 
 /** SHA-256 of 0x00 ‖ canonical event body. */
@@ -87,7 +149,7 @@ export function chainEvent(
     chainHash: '',
     seal: null as string | null,
   };
-  event.leafHash = leafHash(eventBody(event));
+  event.leafHash = eventLeafHash(event);
   event.chainHash = linkHash(head?.chainHash ?? GENESIS, event.leafHash);
   if (sealKey) event.seal = sealChainHash(event.chainHash, sealKey);
   return event;

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/store.js';
-import { auditChainer, eventBody, GENESIS, leafHash, linkHash, sealChainHash } from './chain.js';
+import { auditChainer, eventLeafHash, GENESIS, linkHash, sealChainHash } from './chain.js';
 import type { AuditEvent, ChainHead } from './event.js';
 
 /** Why an event failed verification. */
@@ -65,7 +65,7 @@ export function verifyEvents(
         message: `expected event #${expectedSeq}, found #${event.seq} (${event.id})`,
       };
     }
-    if (leafHash(eventBody(event)) !== event.leafHash)
+    if (eventLeafHash(event) !== event.leafHash)
       return broken('leaf_mismatch', `event #${event.seq} (${event.id}) was changed`);
     const link = linkHash(previous, event.leafHash);
     if (link !== event.chainHash)

@@ -127,6 +127,16 @@ function quote(s: string): string | undefined {
   return isWellFormed.call(s) ? stringify(s) : undefined;
 }
 
+/**
+ * A string as its canonical JSON (a JSON string literal), or `undefined` when it holds a lone
+ * surrogate: what {@link canonicalize} writes for a string, without its set-up for containers.
+ *
+ * @internal
+ */
+export function canonicalString(s: string): string | undefined {
+  return quote(s);
+}
+
 /** Strings up to this length are scanned in JavaScript before falling back to `JSON.stringify`. */
 const SHORT_STRING = 64;
 
