@@ -45,6 +45,22 @@ const event: fc.Arbitrary<Fields> = fc.record({
   at: number,
 });
 
+const known: Fields = {
+  id: 'evt_01',
+  seq: 3,
+  tenant: 'acme',
+  proposalId: 'prp_01',
+  attemptId: 'att_01',
+  runId: 'run-1',
+  step: 'approved',
+  actor: 'user:ada@acme.test',
+  reason: null,
+  digests: { approved: 'a'.repeat(64) },
+  commandId: null,
+  detail: { attempt: 1, note: 'é "quoted" \n' },
+  at: 1_764_621_000_000,
+};
+
 describe('eventLeafHash', () => {
   it('equals the leaf hash of the canonicalized event body, or fails with the same code and path', () => {
     fc.assert(
@@ -67,41 +83,12 @@ describe('eventLeafHash', () => {
   it('refuses detail nested one level deeper than a whole body may be, as the body would', () => {
     let detail: unknown = 1;
     for (let i = 0; i < 256; i++) detail = { d: detail };
-    const e: Fields = {
-      id: 'evt_1',
-      seq: 1,
-      tenant: 'acme',
-      proposalId: 'prp_1',
-      attemptId: null,
-      runId: 'run-1',
-      step: 'proposed',
-      actor: 'agent:a',
-      reason: null,
-      digests: {},
-      commandId: null,
-      detail: detail as Fields['detail'],
-      at: 1,
-    };
+    const e: Fields = { ...known, detail: detail as Fields['detail'] };
     expect(generic(e)).toMatchObject({ code: 'too_deep' });
     expect(fast(e)).toMatchObject({ code: 'too_deep' });
   });
 
   it('hashes a known event to the leaf hash earlier releases stored for it', () => {
-    const e: Fields = {
-      id: 'evt_01',
-      seq: 3,
-      tenant: 'acme',
-      proposalId: 'prp_01',
-      attemptId: 'att_01',
-      runId: 'run-1',
-      step: 'approved',
-      actor: 'user:ada@acme.test',
-      reason: null,
-      digests: { approved: 'a'.repeat(64) },
-      commandId: null,
-      detail: { attempt: 1, note: 'é "quoted" \n' },
-      at: 1_764_621_000_000,
-    };
-    expect(eventLeafHash(e)).toBe('e51c54a48fe63167af49c412d6778322781e45f0ca0675bafb1e9b63ace83879');
+    expect(eventLeafHash(known)).toBe('e51c54a48fe63167af49c412d6778322781e45f0ca0675bafb1e9b63ace83879');
   });
 });

@@ -133,9 +133,9 @@ describe('a grant approves what fits and nothing else', () => {
 });
 
 describe('which grants are considered', () => {
-  it('an agent with 120 grants where only the oldest covers the operation is approved through it', async () => {
-    const oldest = await createGrant();
-    for (let i = 0; i < 119; i++) {
+  /** `count` grants to the agent, a millisecond apart, none of which covers `invoice.pay`. */
+  async function grantsForAnotherOperation(count: number): Promise<void> {
+    for (let i = 0; i < count; i++) {
       h.clock.advance(1);
       await createGrant({
         operations: ['order.refund_missing_discount'],
@@ -144,6 +144,11 @@ describe('which grants are considered', () => {
         cap: { uses: 1 },
       });
     }
+  }
+
+  it('an agent with 120 grants where only the oldest covers the operation is approved through it', async () => {
+    const oldest = await createGrant();
+    await grantsForAnotherOperation(119);
     expect((await h.engine.grants('acme', { subject: agent().id, limit: 500 })).length).toBe(120);
     const r = await pay('inv-c-0');
     expect(r.grant).toMatchObject({
@@ -156,15 +161,7 @@ describe('which grants are considered', () => {
   });
 
   it('an agent with 120 grants, none covering the operation, waits for a human without a refusal', async () => {
-    for (let i = 0; i < 120; i++) {
-      h.clock.advance(1);
-      await createGrant({
-        operations: ['order.refund_missing_discount'],
-        resource: 'order:*',
-        constraints: {},
-        cap: { uses: 1 },
-      });
-    }
+    await grantsForAnotherOperation(120);
     const r = await pay('inv-c-0');
     expect(r.grant).toBeUndefined();
     expect(r.proposal.status).toBe('pending');
