@@ -224,18 +224,14 @@ for (const { name, skip } of BACKENDS) {
         ),
       ).toBe(1);
 
+    const expectApprovedByGrant = async (invoice: string, grantId: string) =>
+      expect((await propose(invoice)).grant).toMatchObject({ kind: 'approved_by_grant', grantId });
+
     it('an exhausted grant written back to its sealed copy from 1 of 3 uses approves nothing: corrupt_approval_record', async () => {
       const grant = await createGrant({ cap: { uses: 3 } });
-      expect((await propose('inv-s-0')).grant).toMatchObject({
-        kind: 'approved_by_grant',
-        grantId: grant.id,
-      });
+      await expectApprovedByGrant('inv-s-0', grant.id);
       const saved = await saveGrant(grant.id);
-      for (const invoice of ['inv-s-1', 'inv-s-2'])
-        expect((await propose(invoice)).grant).toMatchObject({
-          kind: 'approved_by_grant',
-          grantId: grant.id,
-        });
+      for (const invoice of ['inv-s-1', 'inv-s-2']) await expectApprovedByGrant(invoice, grant.id);
       expect((await propose('inv-s-3')).grant).toMatchObject({
         kind: 'refused',
         reason: 'grant_exhausted',
@@ -253,10 +249,7 @@ for (const { name, skip } of BACKENDS) {
 
     it('a revoked grant written back to its sealed copy from before the revocation approves nothing: corrupt_approval_record', async () => {
       const grant = await createGrant({ cap: { uses: 5 } });
-      expect((await propose('inv-s-0')).grant).toMatchObject({
-        kind: 'approved_by_grant',
-        grantId: grant.id,
-      });
+      await expectApprovedByGrant('inv-s-0', grant.id);
       const saved = await saveGrant(grant.id);
       expect(await engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toEqual({
         kind: 'revoked',
