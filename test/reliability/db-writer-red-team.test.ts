@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
-import { type Actor, createEngine, type Engine, type GrantInput } from '../../src/index.js';
+import { type Actor, createEngine, type Engine, type GrantInput, verifyAudit } from '../../src/index.js';
 import type { Store } from '../../src/store/store.js';
 import { agent, approver, ManualClock } from '../support/engine.js';
 import { BACKENDS, type Backend, createBackend, type RawSql } from './support/backends.js';
@@ -245,6 +245,40 @@ for (const { name, skip } of BACKENDS) {
       await expectCorruptGrant(grant.id, 'inv-s-4', detail);
       await expectCorruptGrant(grant.id, 'inv-s-5', detail);
       expect(world.provider.calls).toBe(3);
+    });
+
+    it('a grant approval forged into the audit only makes its grant refuse (corrupt_approval_record), and audit verify names the forged event', async () => {
+      const grant = await createGrant({ cap: { uses: 3 } });
+      await expectApprovedByGrant('inv-s-0', grant.id);
+      const [genuine] = await sql.all(
+        "SELECT * FROM countersign_audit_events WHERE actor = ? AND reason = 'approved_by_grant'",
+        [`grant:${grant.id}`],
+      );
+      // A copy of the genuine approval under another id, placed past the chain's end (a place the
+      // next append would take is another attack: the append then fails on the sequence).
+      const forgedId = 'evt_forgedgrantapproval000000';
+      const columns = Object.keys(genuine!);
+      const values = columns.map((c) =>
+        c === 'id' ? forgedId : c === 'seq' ? Number(genuine!['seq']) + 1000 : genuine![c],
+      );
+      expect(
+        await sql.run(
+          `INSERT INTO countersign_audit_events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+          values,
+        ),
+      ).toBe(1);
+      await expectCorruptGrant(
+        grant.id,
+        'inv-s-1',
+        `grant ${grant.id} approved 2 proposals by its audit, but its row counts 1 uses: an earlier copy was written back`,
+      );
+      expect(world.provider.calls).toBe(1);
+      const verified = await verifyAudit(store, { sealKey: SEAL_KEY });
+      expect(verified).toMatchObject({ kind: 'broken', tenant: 'acme' });
+      expect(verified.kind === 'broken' && [verified.eventId, verified.problem]).toEqual([
+        forgedId,
+        'sequence_gap',
+      ]);
     });
 
     it('a revoked grant written back to its sealed copy from before the revocation approves nothing: corrupt_approval_record', async () => {
