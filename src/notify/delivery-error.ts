@@ -12,26 +12,10 @@
  * - `sender_failed`: the sender threw (its error is logged, not stored)
  */
 export type DeliveryError =
-  | { readonly code: 'http_status' | 'smtp_status'; readonly status: number }
-  | {
-      readonly code:
-        | 'timeout'
-        | 'connection_refused'
-        | 'connection_reset'
-        | 'dns_failure'
-        | 'tls_error'
-        | 'network_error'
-        | 'invalid_response'
-        | 'auth_failed'
-        | 'no_recipients'
-        | 'channel_not_configured'
-        | 'sender_failed';
-    };
+  | { readonly code: StatusCode; readonly status: number }
+  | { readonly code: Exclude<DeliveryErrorCode, StatusCode> };
 
-/** Every code of a {@link DeliveryError}. */
-export type DeliveryErrorCode = DeliveryError['code'];
-
-const CODES: ReadonlySet<string> = new Set<DeliveryErrorCode>([
+const DELIVERY_ERROR_CODES = [
   'http_status',
   'smtp_status',
   'timeout',
@@ -45,7 +29,15 @@ const CODES: ReadonlySet<string> = new Set<DeliveryErrorCode>([
   'no_recipients',
   'channel_not_configured',
   'sender_failed',
-]);
+] as const;
+
+/** Every code of a {@link DeliveryError}. */
+export type DeliveryErrorCode = (typeof DELIVERY_ERROR_CODES)[number];
+
+/** The codes that carry the receiver's status number. */
+type StatusCode = 'http_status' | 'smtp_status';
+
+const CODES: ReadonlySet<string> = new Set<DeliveryErrorCode>(DELIVERY_ERROR_CODES);
 
 /**
  * The stored `lastError` of a failed attempt: its code, and for a status its number
