@@ -11,48 +11,34 @@ const QUEUED = Buffer.from([0x02]);
 /** The chain hash before a tenant's first event. */
 export const GENESIS = '0'.repeat(64);
 
-/** The fields of an event that its leaf hash covers (everything but the hashes themselves). */
-export function eventBody(
-  event: AuditEventDraft & { readonly id: string; readonly seq: number },
-): Record<string, unknown> {
-  return {
-    id: event.id,
-    seq: event.seq,
-    tenant: event.tenant,
-    proposalId: event.proposalId,
-    attemptId: event.attemptId,
-    runId: event.runId,
-    step: event.step,
-    actor: event.actor,
-    reason: event.reason,
-    digests: event.digests,
-    commandId: event.commandId,
-    detail: event.detail,
-    at: event.at,
-  };
-}
-
 type EventBodyFields = AuditEventDraft & { readonly id: string; readonly seq: number };
 
+/** The keys of an {@link eventBody}: one list for the body and for its canonical form. */
+const BODY_KEYS = [
+  'id',
+  'seq',
+  'tenant',
+  'proposalId',
+  'attemptId',
+  'runId',
+  'step',
+  'actor',
+  'reason',
+  'digests',
+  'commandId',
+  'detail',
+  'at',
+] as const satisfies readonly (keyof EventBodyFields)[];
+
+/** The fields of an event that its leaf hash covers (everything but the hashes themselves). */
+export function eventBody(event: EventBodyFields): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const key of BODY_KEYS) body[key] = event[key];
+  return body;
+}
+
 // The members of an event body in canonical (UTF-16 code unit) order, each with its `"key":` text.
-const BODY_MEMBERS = (
-  [
-    'id',
-    'seq',
-    'tenant',
-    'proposalId',
-    'attemptId',
-    'runId',
-    'step',
-    'actor',
-    'reason',
-    'digests',
-    'commandId',
-    'detail',
-    'at',
-  ] as const
-)
-  .slice()
+const BODY_MEMBERS = [...BODY_KEYS]
   .sort()
   .map((key, i) => ({ key, prefix: `${i === 0 ? '{' : ','}${JSON.stringify(key)}:` }));
 
