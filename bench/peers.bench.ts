@@ -15,6 +15,9 @@
  *   `approveAndExecute` runs the operation's executor, and the next turn gets the handback.
  * - Each framework again with the tool executed directly and no approval at all: the baseline the
  *   approval overhead is measured from (LangGraph also with its checkpointer, for context).
+ * - Each framework's two turns without approval plus countersign's rows written by hand in the
+ *   same transactions (the same-rows floor): the lowest overhead any design storing those rows
+ *   could reach, which bounds the ratios from below.
  *
  * Same scripted model (one script, each framework's model interface), same payment work, same
  * SQLite settings (WAL, synchronous=NORMAL), one process. Rounds are interleaved in a rotating
@@ -56,6 +59,8 @@ import { type Actor, createEngine, type Engine } from '../src/index.js';
 import { printJsonResult } from './json-result.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
+import type { SqliteDatabase } from '../src/store/sqlite/index.js';
+import { floorFlow, type LifecycleFlow } from './lifecycle-flows.js';
 
 setTracingDisabled(true);
 
@@ -159,7 +164,7 @@ interface Bytes {
 interface Flow {
   readonly name: string;
   readonly framework: 'OpenAI Agents JS' | 'LangGraph.js' | 'none';
-  readonly kind: 'approval' | 'countersign' | 'direct' | 'context' | 'two-turn' | 'engine';
+  readonly kind: 'approval' | 'countersign' | 'direct' | 'context' | 'two-turn' | 'engine' | 'floor';
   cycle(measureBytes: Bytes | undefined): Promise<void>;
 }
 
@@ -561,12 +566,42 @@ const engineAlone: Flow = {
     check(items[0]?.status === 'succeeded', 'engine handback');
   },
 };
+/**
+ * The lowest approval overhead a design storing countersign's rows could reach: the framework's
+ * two turns without approval, plus the rows of one lifecycle written by hand in the same three
+ * transactions (lifecycle-flows.ts's floor, for a local operation; invoice.pay, an external one,
+ * also writes its command in a fourth). No parsing, digests, checks or chaining: only the writes.
+ */
+async function rowsFloor(framework: Flow['framework'], among: readonly Flow[]): Promise<Flow> {
+  const twoTurn = among.find((f) => f.framework === framework && f.kind === 'two-turn')!;
+  const path = join(dir, `floor-${framework.split(' ')[0]!.toLowerCase()}.db`);
+  const schema = new SqliteStore({ path, synchronous: 'NORMAL' });
+  await schema.migrate();
+  await schema.close();
+  const rows: LifecycleFlow = floorFlow(new Database(path) as unknown as SqliteDatabase);
+  let i = 0;
+  return {
+    name: `${framework}, no approval, two turns + countersign's rows written by hand (same-rows floor)`,
+    framework,
+    kind: 'floor',
+    async cycle() {
+      await twoTurn.cycle(undefined);
+      await rows.cycle(i++);
+    },
+  };
+}
+
 // ONLY=text keeps the flows whose name contains it (to profile one flow: ONLY=… node --cpu-prof);
 // the ratios need every flow, so they are printed only for a full run.
 const only = process.env['ONLY'];
-const flows = [
+const frameworkFlows = [
   ...(await openaiFlows(engine, engineDb)),
   ...(await langgraphFlows(engine, engineDb)),
+];
+const flows = [
+  ...frameworkFlows,
+  await rowsFloor('OpenAI Agents JS', frameworkFlows),
+  await rowsFloor('LangGraph.js', frameworkFlows),
   engineAlone,
 ].filter((flow) => only === undefined || flow.name.includes(only));
 
@@ -632,7 +667,9 @@ const ratio = (framework: Flow['framework']) => {
   const cycle = withOverhead.find(
     (r) => r.flow.framework === framework && r.flow.kind === 'countersign',
   )!.cpuUs;
-  return { peer, ours, ratio: ours / peer, overTwoTurn: cycle - twoTurn };
+  const floor = withOverhead.find((r) => r.flow.framework === framework && r.flow.kind === 'floor')!
+    .overheadUs!;
+  return { peer, ours, ratio: ours / peer, overTwoTurn: cycle - twoTurn, floor, floorRatio: floor / peer };
 };
 const oa = ratio('OpenAI Agents JS');
 const lg = ratio('LangGraph.js');
@@ -644,6 +681,7 @@ process.stdout.write(
     '',
     `countersign approval overhead vs OpenAI Agents JS: ${fmt(oa.ours)} µs vs ${fmt(oa.peer)} µs = ${fmt(oa.ratio, 2)}× (target ≤ 0.5×: ${oa.ratio <= 0.5 ? 'met' : 'not met'})`,
     `countersign approval overhead vs LangGraph.js:     ${fmt(lg.ours)} µs vs ${fmt(lg.peer)} µs = ${fmt(lg.ratio, 2)}× (target ≤ 0.25×: ${lg.ratio <= 0.25 ? 'met' : 'not met'})`,
+    `the same-rows floor's overhead (two turns + countersign's rows written by hand, nothing checked): ${fmt(oa.floor)} µs = ${fmt(oa.floorRatio, 2)}× OpenAI Agents JS's, ${fmt(lg.floor)} µs = ${fmt(lg.floorRatio, 2)}× LangGraph.js's`,
     `countersign cycle over the same two-turn shape without approval: ${fmt(oa.overTwoTurn)} µs (OpenAI Agents JS), ${fmt(lg.overTwoTurn)} µs (LangGraph.js); the engine alone: ${fmt(baseline('none', 'engine'))} µs`,
     '',
   ].join('\n'),
@@ -651,4 +689,9 @@ process.stdout.write(
 
 await engine.close();
 rmSync(dir, { recursive: true, force: true });
-printJsonResult({ overhead_vs_openai_agents: oa.ratio, overhead_vs_langgraph: lg.ratio });
+printJsonResult({
+  overhead_vs_openai_agents: oa.ratio,
+  overhead_vs_langgraph: lg.ratio,
+  floor_vs_openai_agents: oa.floorRatio,
+  floor_vs_langgraph: lg.floorRatio,
+});
