@@ -67,11 +67,16 @@ export async function inTransaction<T>(
   fn: (t: StepTransaction) => Promise<T>,
 ): Promise<T> {
   const lines: LogLine[] = [];
-  const result = await ctx.store.transaction((tx) => {
-    // A backend may run the callback again (a PostgreSQL deadlock): only the committed run's lines count.
-    lines.length = 0;
-    return fn({ tx, record: (input) => append(ctx, tx, input, lines) });
-  });
+  const result = await ctx.store.transaction(
+    (tx) => {
+      // A backend may run the callback again (a PostgreSQL deadlock): only the committed run's lines count.
+      lines.length = 0;
+      return fn({ tx, record: (input) => append(ctx, tx, input, lines) });
+    },
+    // Committed is enough to go on: events queued under contention are chained right after, and
+    // nothing here (log lines, observers) reads their place in the chain.
+    { chainInBackground: true },
+  );
   for (const line of lines) {
     ctx.logger[line.level](line.fields, line.message);
     for (const observer of ctx.observers) {

@@ -24,6 +24,7 @@ export type {
   StoreCapabilities,
   StoreReader,
   StoreTransaction,
+  TransactionOptions,
 } from './store.js';
 export {
   type ApprovalRecord,

@@ -127,6 +127,18 @@ export interface StoreCapabilities {
   readonly skipLocked?: boolean;
 }
 
+/** How {@link Store.transaction} ends where it queued audit events (see {@link StoreTransaction.appendAudit}). */
+export interface TransactionOptions {
+  /**
+   * Resolve at the commit and chain what the transaction queued in the background: the caller does
+   * not wait for the chaining pass, its queued events read `seq` 0 until the pass fills them in,
+   * and the store's `read()` and `close()` wait for the passes its commits started (a process reads
+   * its own events chained). Default false: resolve once they are chained. A store that never
+   * queues may ignore it.
+   */
+  readonly chainInBackground?: boolean;
+}
+
 /**
  * A store persists proposals, attempts and audit events. The engine never imports a backend; a
  * backend implements this interface in its own folder and passes the conformance suite in
@@ -142,7 +154,7 @@ export interface Store {
    * A backend may run `fn` again after a deadlock or serialization failure, so `fn` must have no
    * effects outside the transaction.
    */
-  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Runs read-only `fn` without taking the write lock (SQLite: no BEGIN IMMEDIATE; PostgreSQL:
    * autocommit reads on one connection). Several reads are not one snapshot: decisions are always
@@ -297,12 +309,14 @@ export interface StoreTransaction {
   listApprovals(tenant: string, proposalId: string): Promise<ApprovalRecord[]>;
   /**
    * Appends one audit event to its tenant's chain, linked by `chainer`. Where the whole database
-   * is locked for writing (SQLite), or where this transaction can take the tenant's chain head
-   * (PostgreSQL, when no other transaction holds it), the event is chained now and the head stays
-   * locked until commit. Where another transaction holds the head, the event is queued instead and
-   * chained right after this transaction commits, in one batch with the others queued meanwhile,
-   * so one tenant's transactions do not wait on each other's commits. A queued event is returned
-   * with `seq` 0 and empty hashes, filled in before `transaction()` resolves.
+   * is locked for writing (SQLite), the event is chained now. Where rows lock (PostgreSQL), the
+   * transaction's events are chained just before its commit, when it can take the tenant's chain
+   * head then: the head is held only for that last statement and the commit. Where the head is
+   * held (by another process, or by another of this store's transactions or passes), the events
+   * are queued instead, committed with the transaction, and chained by a pass right after, in one
+   * batch with the others queued meanwhile, so one tenant's transactions do not wait on each
+   * other's commits. A queued event is returned with `seq` 0 and empty hashes,
+   * filled in before `transaction()` resolves, or, with `chainInBackground`, once it is chained.
    */
   appendAudit(tenant: string, event: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent>;
   /** A tenant's audit events still waiting to be chained, oldest first. */

@@ -10,8 +10,10 @@ import type { Store } from '../../src/store/store.js';
 import { sampleProposal } from '../../src/testing/index.js';
 import { testPostgres } from '../support/postgres.js';
 
-// Batched chaining on PostgreSQL: a transaction that finds the tenant's chain head held queues its
-// events and commits without waiting; they are chained right after, in one batch (Store.appendAudit).
+// Batched chaining on PostgreSQL: a transaction takes the tenant's chain head only for its last
+// statement and COMMIT; one that finds it held by another process (or by two of its own store's)
+// queues its events and commits without waiting; they are chained right after, in one batch
+// (Store.appendAudit).
 
 const backend = testPostgres();
 const on = `(${backend.label})`;
@@ -34,7 +36,7 @@ const draft = (tenant: string, id = `evt_b${++n}`): QueuedAuditEvent => ({
   id,
 });
 
-async function openMigrated(options: { max?: number } = {}): Promise<Store> {
+async function openMigrated(options: { schema?: string; max?: number } = {}): Promise<Store> {
   const store = await backend.store(options);
   await store.migrate();
   return store;
@@ -57,8 +59,11 @@ afterAll(() => backend.cleanup(), 60_000);
 describe.skipIf(backend.kind !== 'server')(
   `batched chaining under concurrency ${on} (needs several connections: PGlite has one)`,
   () => {
-    it('a transaction that finds the head held commits without waiting, and its event is chained after the holder’s', async () => {
-      const store = await openMigrated({ max: 4 });
+    it('a transaction that finds the head held by another process commits without waiting, and its event is chained once the head is free', async () => {
+      const schema = backend.newSchema();
+      const store = await openMigrated({ schema, max: 4 });
+      // Another process on the same database: a second store instance.
+      const other = await backend.store({ schema, max: 2 });
       try {
         // The tenant's head row exists once its first event commits (creating it waits, once).
         await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
@@ -70,11 +75,13 @@ describe.skipIf(backend.kind !== 'server')(
         const gate = new Promise<void>((r) => {
           release = r;
         });
-        const a = store.transaction(async (tx) => {
-          const event = await tx.appendAudit('acme', draft('acme', 'evt_holder'), sealed);
+        // The other process holds the head (as its chaining pass or its last statement would).
+        const a = other.transaction(async (tx) => {
+          await tx.local.all(
+            sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${'acme'} FOR UPDATE`,
+          );
           held();
           await gate;
-          return event;
         });
         await holding;
         const proposal = sampleProposal({ tenant: 'acme', id: 'prp_queued' });
@@ -82,7 +89,7 @@ describe.skipIf(backend.kind !== 'server')(
           await tx.insertProposal(proposal);
           return tx.appendAudit('acme', draft('acme', 'evt_queued'), sealed);
         });
-        // B's rows commit while A still holds the head: B never waited on A's commit.
+        // B's rows commit while the head is held: B never waited for it.
         for (let i = 0; i < 200 && !(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))); i++)
           await new Promise((r) => setTimeout(r, 10));
         expect(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))).toBeDefined();
@@ -90,15 +97,93 @@ describe.skipIf(backend.kind !== 'server')(
         expect(queued.map((q) => q.event.id)).toEqual(['evt_queued']);
         expect(sealed.acceptsQueued(queued[0]!.event, queued[0]!.seal)).toBe(true);
         release();
-        const [first, second] = await Promise.all([a, b]);
-        expect([first.id, first.seq]).toEqual(['evt_holder', 2]);
-        // Filled in before B's transaction resolved: chained after the holder, sealed.
-        expect([second.id, second.seq]).toEqual(['evt_queued', 3]);
+        await a;
+        // Filled in before B's transaction resolved: chained once the head was free, sealed.
+        const second = await b;
+        expect([second.id, second.seq]).toEqual(['evt_queued', 2]);
         expect(second.chainHash).toMatch(/^[0-9a-f]{64}$/);
         expect(second.seal).toMatch(/^[0-9a-f]{64}$/);
         expect(await store.read((tx) => tx.listQueuedAudit('acme', 10))).toEqual([]);
+        expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 2 });
+      } finally {
+        await other.close();
+        await store.close();
+      }
+    });
+
+    it('a transaction holds the head only for its last statement and COMMIT, not from its first append', async () => {
+      const store = await openMigrated({ max: 4 });
+      try {
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        let appended!: () => void;
+        let release!: () => void;
+        const appending = new Promise<void>((r) => {
+          appended = r;
+        });
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        // A appends, then keeps working: it does not hold the head meanwhile.
+        const a = store.transaction(async (tx) => {
+          const event = await tx.appendAudit('acme', draft('acme', 'evt_slow'), sealed);
+          appended();
+          await gate;
+          return event;
+        });
+        await appending;
+        // B appends and commits while A is still at work: chained at once, nothing queued.
+        const b = await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_quick'), sealed));
+        expect([b.id, b.seq]).toEqual(['evt_quick', 2]);
+        expect(await store.read((tx) => tx.listQueuedAudit('acme', 10))).toEqual([]);
+        release();
+        const slow = await a;
+        expect([slow.id, slow.seq]).toEqual(['evt_slow', 3]);
         expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 3 });
       } finally {
+        await store.close();
+      }
+    });
+
+    it('with chainInBackground, a transaction that queued returns at its commit; the store’s reads and close wait for the pass', async () => {
+      const schema = backend.newSchema();
+      const store = await openMigrated({ schema, max: 4 });
+      const other = await backend.store({ schema, max: 2 });
+      try {
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        let held!: () => void;
+        let release!: () => void;
+        const holding = new Promise<void>((r) => {
+          held = r;
+        });
+        const gate = new Promise<void>((r) => {
+          release = r;
+        });
+        const a = other.transaction(async (tx) => {
+          await tx.local.all(
+            sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${'acme'} FOR UPDATE`,
+          );
+          held();
+          await gate;
+        });
+        await holding;
+        // Resolves while the head is still held: committed, queued, not chained yet.
+        const queued = await store.transaction(
+          (tx) => tx.appendAudit('acme', draft('acme', 'evt_background'), sealed),
+          { chainInBackground: true },
+        );
+        expect([queued.id, queued.seq, queued.chainHash]).toEqual(['evt_background', 0, '']);
+        const reading = store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+        release();
+        await a;
+        // The read waited for the pass: this process sees its own event chained.
+        expect((await reading).map((e) => [e.id, e.seq])).toEqual([
+          ['evt_first', 1],
+          ['evt_background', 2],
+        ]);
+        expect([queued.seq, queued.seal]).toEqual([2, expect.stringMatching(/^[0-9a-f]{64}$/)]);
+        expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 2 });
+      } finally {
+        await other.close();
         await store.close();
       }
     });

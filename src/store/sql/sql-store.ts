@@ -50,6 +50,7 @@ import type {
   StoreCapabilities,
   StoreReader,
   StoreTransaction,
+  TransactionOptions,
 } from '../store.js';
 import type { SqlDriver, SqlSession } from './driver.js';
 import { SqlQuery, sql, valuesStatement } from './sql.js';
@@ -93,8 +94,10 @@ export class SqlStore implements Store {
   readonly capabilities: StoreCapabilities;
   readonly #driver: SqlDriver;
   readonly #migrations: readonly SqlMigration[];
-  // Tenants whose audit a transaction of this store is writing right now, and how many (see appendAudit).
-  readonly #busy = new Map<string, number>();
+  // This store's transactions and chaining passes holding or waiting for each tenant's head.
+  readonly #atHead = new Map<string, number>();
+  // Chaining after commits whose callers went on without waiting for it (see transaction).
+  readonly #chaining = new Set<Promise<void>>();
   // Events returned unchained to callers still waiting for their chaining, by id.
   readonly #waiting = new Map<string, AuditEvent>();
   readonly #passes = new Map<
@@ -151,12 +154,15 @@ export class SqlStore implements Store {
     });
   }
 
-  async transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T> {
+  async transaction<T>(
+    fn: (tx: StoreTransaction) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     let committed: SqlTransaction | undefined;
     const tries: SqlTransaction[] = [];
     const result = await this.#driver
       .transaction(async (session) => {
-        const tx = new SqlTransaction(session, this.#driver, this.#busy);
+        const tx = new SqlTransaction(session, this.#driver, this.#atHead);
         tries.push(tx);
         const value = await fn(tx);
         await tx.beforeCommit();
@@ -165,9 +171,19 @@ export class SqlStore implements Store {
       })
       .finally(() => {
         // After COMMIT (or ROLLBACK): until then the head stays locked.
-        for (const tx of tries) tx.leaveInline();
+        for (const tx of tries) tx.leaveHeads();
       });
-    if (committed && committed.queued.length > 0) await this.#chainAfterCommit(committed.queued);
+    if (committed && committed.queued.length > 0) {
+      const chaining = this.#chainAfterCommit(committed.queued);
+      if (!options.chainInBackground) await chaining;
+      // Otherwise the caller goes on: its events are committed in the queue, and this pass (or
+      // whoever takes the head first) chains them. This store's reads and close() wait for it.
+      this.#chaining.add(chaining);
+      const done = () => {
+        this.#chaining.delete(chaining);
+      };
+      chaining.then(done, done);
+    }
     return result;
   }
 
@@ -238,12 +254,15 @@ export class SqlStore implements Store {
 
   /** One chaining transaction: locks the tenant's head (waiting for it) and chains its queue. */
   async #chainTenant(tenant: string, chainer: AuditChainer): Promise<Map<string, AuditEvent>> {
-    const chained = await this.#driver.transaction(async (session) => {
-      const tx = new SqlTransaction(session, this.#driver, undefined);
-      const chained = await tx.takeHeadAndDrain(tenant, chainer, 'pass');
-      await tx.beforeCommit();
-      return chained;
-    });
+    this.#atHead.set(tenant, (this.#atHead.get(tenant) ?? 0) + 1);
+    const chained = await this.#driver
+      .transaction(async (session) => {
+        const tx = new SqlTransaction(session, this.#driver, undefined);
+        const chained = await tx.takeHeadAndDrain(tenant, chainer, 'pass');
+        await tx.beforeCommit();
+        return chained;
+      })
+      .finally(() => leaveHead(this.#atHead, tenant));
     // Committed: the events this store's callers wait for are theirs now.
     for (const [id, event] of chained) fillIn(this.#waiting.get(id), event);
     return chained;
@@ -263,11 +282,15 @@ export class SqlStore implements Store {
     return count;
   }
 
-  read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
+  async read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
+    // Reads see this store's own writes chained: the chaining its commits started ends first
+    // (before a connection is taken, which a pass may need).
+    if (this.#chaining.size > 0) await Promise.all(this.#chaining);
     return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver, undefined)));
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    while (this.#chaining.size > 0) await Promise.all(this.#chaining);
     return this.#driver.close();
   }
 }
@@ -328,6 +351,13 @@ function updateOf(
   return { shape, values };
 }
 
+/** Counts one holder or waiter less at a tenant's head. */
+function leaveHead(atHead: Map<string, number>, tenant: string): void {
+  const left = (atHead.get(tenant) ?? 1) - 1;
+  if (left > 0) atHead.set(tenant, left);
+  else atHead.delete(tenant);
+}
+
 /** Completes an event returned unchained with what its chaining gave it. */
 function fillIn(placeholder: AuditEvent | undefined, chained: AuditEvent): void {
   if (placeholder === undefined || placeholder.seq !== 0) return;
@@ -359,9 +389,10 @@ class SqlTransaction implements StoreTransaction {
   // Chain heads this transaction has read (null: none yet) or advanced; written before commit.
   readonly #heads = new Map<string, ChainHead | null>();
   readonly #advanced = new Set<string>();
-  // Tenants whose events this transaction queues (once one is queued, the rest follow it).
-  readonly #queuing = new Set<string>();
-  readonly #busy: Map<string, number> | undefined;
+  // Where rows lock: events appended while this transaction does not hold the tenant's head, by
+  // tenant, chained or queued just before COMMIT (see appendAudit).
+  readonly #deferred = new Map<string, (Queued & { readonly draft: QueuedAuditEvent })[]>();
+  readonly #atHead: Map<string, number> | undefined;
   readonly #entered: string[] = [];
   /** Events this transaction queued, to chain after it commits. */
   readonly queued: Queued[] = [];
@@ -373,9 +404,9 @@ class SqlTransaction implements StoreTransaction {
   // it stays locked from that update to COMMIT, so the update comes last.
   readonly #uncounted: ProposalRecord[] = [];
 
-  constructor(session: SqlSession, driver: SqlDriver, busy: Map<string, number> | undefined) {
+  constructor(session: SqlSession, driver: SqlDriver, atHead: Map<string, number> | undefined) {
     this.#s = session;
-    this.#busy = busy;
+    this.#atHead = atHead;
     this.#rowLocks = driver.capabilities.rowLocks;
     this.#preview = driver.preview;
     this.local = {
@@ -698,28 +729,35 @@ class SqlTransaction implements StoreTransaction {
     return chained;
   }
 
-  /** Ends this transaction's part in its tenants' audit writes (at commit or rollback). */
-  leaveInline(): void {
-    for (const tenant of this.#entered.splice(0)) {
-      const left = (this.#busy?.get(tenant) ?? 1) - 1;
-      if (left > 0) this.#busy?.set(tenant, left);
-      else this.#busy?.delete(tenant);
-    }
-  }
-
   /**
-   * Takes the tenant's head only if no other transaction holds it (`SKIP LOCKED`), chaining what
-   * waits in its queue first so the chain keeps the order things happened in. False when held.
+   * Takes the tenant's head for this transaction's last statement and COMMIT if it is free
+   * (`SKIP LOCKED`) and none of this store's transactions or passes is at it, or says to queue:
+   * queuing costs the caller one statement and no wait, while the head taken costs two, and
+   * waiting for it more. What waits in the queue is chained first, so the chain keeps the order
+   * things happened in.
    */
-  async #tryHead(tenant: string, chainer: AuditChainer): Promise<boolean> {
+  async #enterHead(tenant: string, chainer: AuditChainer): Promise<boolean> {
+    if (this.#atHead === undefined || this.#atHead.has(tenant)) return false;
+    this.#atHead.set(tenant, 1);
+    this.#entered.push(tenant);
     const row = await this.#one(
       sql`SELECT seq, chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE SKIP LOCKED`,
     );
-    // No row: held, or a tenant's first event, whose head the chaining pass creates.
-    if (row === undefined) return false;
+    if (row === undefined) {
+      // Held elsewhere, or the tenant's first event, whose head the chaining pass creates.
+      this.#entered.pop();
+      leaveHead(this.#atHead, tenant);
+      return false;
+    }
     if (row['waiting']) await this.takeHeadAndDrain(tenant, chainer, 'drain');
     else this.#heads.set(tenant, headOf(row) ?? null);
     return true;
+  }
+
+  /** Ends this transaction's part at its tenants' heads (at commit or rollback). */
+  leaveHeads(): void {
+    if (this.#atHead === undefined) return;
+    for (const tenant of this.#entered.splice(0)) leaveHead(this.#atHead, tenant);
   }
 
   async #chainNow(tenant: string, draft: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent> {
@@ -739,27 +777,49 @@ class SqlTransaction implements StoreTransaction {
       if (!this.#heads.has(tenant)) await this.takeHeadAndDrain(tenant, chainer, 'read');
       return this.#chainNow(tenant, draft, chainer);
     }
-    if (this.#heads.has(tenant)) return this.#chainNow(tenant, draft, chainer);
-    if (!this.#queuing.has(tenant) && this.#busy && !this.#entered.includes(tenant)) {
-      const others = this.#busy.get(tenant) ?? 0;
-      this.#busy.set(tenant, others + 1);
-      this.#entered.push(tenant);
-      // No other transaction of this store is writing this tenant's audit: chaining now, when the
-      // head is free, costs one transaction instead of two. With others in flight it would make
-      // them wait on its commit, so it queues like them.
-      if (others === 0 && (await this.#tryHead(tenant, chainer)))
-        return this.#chainNow(tenant, draft, chainer);
-    }
-    // Otherwise appending never touches the head: the event is queued with its seal and chained
-    // by a pass after this transaction commits (see SqlStore.transaction).
-    this.#queuing.add(tenant);
-    const seal = chainer.queueSeal(draft);
-    const row = queueRow(draft, seal);
-    this.#storable('countersign_audit_queue', QUEUE_COLUMNS, row);
-    this.#unwritten.push(row);
+    // Where rows lock, the head is taken only at the end (see beforeCommit): held from the first
+    // append to COMMIT, it would make every other transaction of the tenant wait on this one.
     const event: AuditEvent = { ...draft, seq: 0, leafHash: '', chainHash: '', seal: null };
-    this.queued.push({ event, chainer });
+    const deferred = this.#deferred.get(tenant);
+    if (deferred) deferred.push({ draft, event, chainer });
+    else this.#deferred.set(tenant, [{ draft, event, chainer }]);
     return event;
+  }
+
+  /**
+   * Just before COMMIT, for each tenant this transaction appended to where rows lock: with the
+   * tenant's head free (`SKIP LOCKED`), its events are chained now, written with the new head in
+   * one statement, and the head is held only for that statement and COMMIT. With the head held
+   * elsewhere, they are queued with their seals, to be chained by a pass after this commit.
+   */
+  async #chainOrQueue(): Promise<void> {
+    for (const [tenant, items] of this.#deferred) {
+      const chainer = items[0]!.chainer;
+      if (!(await this.#enterHead(tenant, chainer))) {
+        for (const item of items) {
+          const row = queueRow(item.draft, item.chainer.queueSeal(item.draft));
+          this.#storable('countersign_audit_queue', QUEUE_COLUMNS, row);
+          this.#unwritten.push(row);
+          this.queued.push({ event: item.event, chainer: item.chainer });
+        }
+        continue;
+      }
+      const rows = items.map((item) => {
+        const linked = item.chainer.link(this.#heads.get(tenant) ?? undefined, item.draft);
+        this.#heads.set(tenant, { seq: linked.seq, chainHash: linked.chainHash });
+        fillIn(item.event, linked);
+        const row = auditRow(linked);
+        this.#storable('countersign_audit_events', AUDIT_COLS, row);
+        return sql`(${sql.list(row)})`;
+      });
+      const head = this.#heads.get(tenant)!;
+      // A drain in #tryHead may have advanced the head: this statement writes the final one.
+      this.#advanced.delete(tenant);
+      await this.#s.run(
+        sql`WITH head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(rows, ', ')}`,
+      );
+    }
+    this.#deferred.clear();
   }
 
   /**
@@ -768,6 +828,7 @@ class SqlTransaction implements StoreTransaction {
    * it inserted.
    */
   async beforeCommit(): Promise<void> {
+    if (this.#deferred.size > 0) await this.#chainOrQueue();
     const rows = this.#unwritten.splice(0);
     if (rows.length === 1) await this.#s.run(INSERT_QUEUED(rows[0]!));
     else if (rows.length > 1)
