@@ -262,6 +262,7 @@ export {
   CanonicalizationError,
   type CanonicalizationErrorCode,
   ConfigurationError,
+  CorruptAuditChainError,
   CountersignError,
   FencedAttemptError,
   HttpProblem,
