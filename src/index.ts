@@ -130,6 +130,7 @@ export {
   type Clock,
   type CountInput,
   type ContractOf,
+  type CorruptAuditChain,
   createEngine,
   type DecisionAction,
   type DecisionRefusalReason,
