@@ -17,6 +17,6 @@ export { OperationDefinitionError } from './operation/define-operation.js';
 export { HttpProblem } from './server/http-problem.js';
 export { ListenError } from './server/listen-error.js';
 export { StoredFormatError } from './store/proposal-format.js';
-export { StoreClosedError, StoreUnavailableError } from './store/store-errors.js';
+export { CorruptAuditChainError, StoreClosedError, StoreUnavailableError } from './store/store-errors.js';
 export { UnstorableValueError } from './store/unstorable-value.js';
 export { TestingKitError } from './testing/testing-kit-error.js';

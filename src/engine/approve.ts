@@ -11,6 +11,7 @@ import { canonicalScope } from '../operation/scope.js';
 import { decodeProposalRecord } from '../store/proposal-format.js';
 import type { ApprovalRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import { approvalRight } from './decision-right.js';
 import type { EngineContext } from './engine-context.js';
 import { idempotencyKeyOf, newId } from './ids.js';
@@ -192,7 +193,8 @@ async function refuse(
  * executing. Checks, in order: the proposal exists in the caller's tenant (else `not_found`, the
  * same as a missing id), the caller may approve it (`forbidden`), its status, its expiry, the run,
  * the digest the approver saw (`stale_view`), the stored record's integrity
- * (`corrupt_approval_record`), the scope version (`unsupported_scope_version`).
+ * (`corrupt_approval_record`), the scope version (`unsupported_scope_version`). A tenant whose
+ * audit chain cannot take the decision's events claims nothing and records nothing: `corrupt_audit_chain`.
  */
 export async function approve(ctx: EngineContext, input: ApproveInput): Promise<ApproveResult> {
   const { approver } = input;
@@ -208,12 +210,22 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
       message: 'seenDigest must be the full digest the page showed: 64 lowercase hex characters',
     };
   }
-  try {
-    return await approveInTransaction(ctx, input);
-  } catch (error) {
-    if (!(error instanceof AttemptInsertFailed)) throw error;
-    return refuseStoredAttempt(ctx, input, error);
-  }
+  return refusingCorruptChain(
+    ctx,
+    async () => {
+      try {
+        return await approveInTransaction(ctx, input);
+      } catch (error) {
+        if (!(error instanceof AttemptInsertFailed)) throw error;
+        return refuseStoredAttempt(ctx, input, error);
+      }
+    },
+    (refused): ApproveResult => ({
+      kind: 'not_approvable',
+      reason: refused.reason,
+      message: refused.message,
+    }),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './decision-right.js';
 import { policyOf } from './proposal.js';
 import { inTransaction } from './audit-step.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 
 /** An operator declines a pending proposal, optionally saying why (shown to the next model turn). */
@@ -18,8 +19,23 @@ export type DeclineResult =
   | { readonly kind: 'declined' }
   | { readonly kind: 'not_declinable'; readonly reason: DenialReason; readonly message: string };
 
-/** Declines a pending proposal: a compare-and-set from pending to declined, audited. */
-export async function decline(ctx: EngineContext, input: DeclineInput): Promise<DeclineResult> {
+/**
+ * Declines a pending proposal: a compare-and-set from pending to declined, audited. A tenant whose
+ * audit chain cannot take the event declines nothing: `corrupt_audit_chain`.
+ */
+export function decline(ctx: EngineContext, input: DeclineInput): Promise<DeclineResult> {
+  return refusingCorruptChain(
+    ctx,
+    () => declineInTransaction(ctx, input),
+    (refused): DeclineResult => ({
+      kind: 'not_declinable',
+      reason: refused.reason,
+      message: refused.message,
+    }),
+  );
+}
+
+function declineInTransaction(ctx: EngineContext, input: DeclineInput): Promise<DeclineResult> {
   return inTransaction(ctx, async (t) => {
     const record =
       input.actor.tenant === input.tenant

@@ -2,7 +2,9 @@ import { parseStoredJson } from '../canonical/stored-json.js';
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './decision-right.js';
+import type { ProposalRecord } from '../store/records.js';
 import { inTransaction } from './audit-step.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { toProposal } from './proposal.js';
@@ -25,7 +27,8 @@ export type EditResult<Ops extends Operations = Operations> =
 
 /**
  * Edit is a new freeze: the changed request runs through the operation's `prepare` again, gets a
- * new digest, the old proposal becomes `superseded`, and approval is required again.
+ * new digest, the old proposal becomes `superseded`, and approval is required again. A tenant whose
+ * audit chain cannot take the events edits nothing: `corrupt_audit_chain`.
  */
 export async function edit(ctx: EngineContext, input: EditInput): Promise<EditResult> {
   const record =
@@ -69,6 +72,20 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
   });
   if (frozen.kind !== 'frozen') return frozen;
   const next = frozen.record;
+  return refusingCorruptChain(
+    ctx,
+    () => supersede(ctx, input, record, next),
+    (refused): EditResult => ({ kind: 'not_editable', reason: refused.reason, message: refused.message }),
+  );
+}
+
+/** Supersedes `record` with its edited revision `next` in one transaction, audited on both. */
+function supersede(
+  ctx: EngineContext,
+  input: EditInput,
+  record: ProposalRecord,
+  next: ProposalRecord,
+): Promise<EditResult> {
   return inTransaction(ctx, async (t): Promise<EditResult> => {
     const now = ctx.clock.now();
     if (now >= record.expiresAt)

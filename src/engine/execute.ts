@@ -17,6 +17,8 @@ import type { ProposalRecord } from '../store/records.js';
 import { type ExecutionContract, verifiedArgumentsOf } from './approve.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
+import { CorruptAuditChainError } from '../store/store-errors.js';
+import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
 import { newId } from './ids.js';
@@ -76,11 +78,17 @@ export interface ExecuteOptions {
   readonly faults?: FaultHook | undefined;
 }
 
+/** Whether an external attempt's command may have reached the provider. */
+interface Progress {
+  sent: boolean;
+}
+
 /**
  * Executes a claimed contract exactly once: loads the frozen arguments, revalidates against current
  * state, and runs the operation's executor. Local effects commit in the same transaction as their
  * outcome; external effects have their attempt recorded before the call and their outcome after, and
- * a call whose response is lost ends `needs_reconciliation`, never retried.
+ * a call whose response is lost ends `needs_reconciliation`, never retried. When the tenant's audit
+ * chain refuses a record (see {@link unrecorded}), nothing more is executed or recorded.
  */
 export async function execute(
   ctx: EngineContext,
@@ -99,9 +107,43 @@ export async function execute(
       `cannot execute ${contract.proposalId}: the operation has no executor here`,
     );
   }
-  return operation.effect === 'local'
-    ? executeLocal(ctx, operation, contract, fault)
-    : executeExternal(ctx, operation, contract, fault);
+  const progress: Progress = { sent: false };
+  try {
+    return operation.effect === 'local'
+      ? await executeLocal(ctx, operation, contract, fault)
+      : await executeExternal(ctx, operation, contract, fault, progress);
+  } catch (error) {
+    if (!(error instanceof CorruptAuditChainError)) throw error;
+    return unrecorded(ctx, contract, error, progress);
+  }
+}
+
+/**
+ * The answer of an execution whose tenant's audit chain refused a record: it holds an event the
+ * engine did not write where the next one goes. The refused transaction was rolled back whole, so
+ * the attempt stays `executing` until an operator repairs the chain and recovery takes it over.
+ * Before the provider heard of it (or for a local effect, rolled back with it) nothing was executed:
+ * a terminal failure naming `corrupt_audit_chain`. After, the provider's answer is not recorded:
+ * `needs_reconciliation`, never retried.
+ */
+function unrecorded(
+  ctx: EngineContext,
+  contract: ExecutionContract,
+  error: CorruptAuditChainError,
+  progress: Progress,
+): Outcome {
+  const refused = corruptAuditChain(ctx, error, {
+    proposalId: contract.proposalId,
+    attemptId: contract.attemptId,
+    sent: progress.sent,
+  });
+  if (progress.sent) return { kind: 'needs_reconciliation' };
+  return {
+    kind: 'terminal_failure',
+    correlationId: newId('cor'),
+    reason: 'corrupt_audit_chain',
+    message: refused.message,
+  };
 }
 
 type Readiness =
@@ -325,7 +367,12 @@ async function executeLocal(
   } catch (error) {
     if (!record) throw error;
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
-    if (error instanceof FencedAttemptError || error instanceof OperationContractError) throw error;
+    if (
+      error instanceof FencedAttemptError ||
+      error instanceof OperationContractError ||
+      error instanceof CorruptAuditChainError
+    )
+      throw error;
     if (error instanceof CommandRefused)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
     return finish(
@@ -342,12 +389,13 @@ async function executeExternal(
   operation: AnyOperation,
   contract: ExecutionContract,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+  progress: Progress,
 ): Promise<Outcome> {
   const record = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
   const ready = readiness(record, contract, operation);
   if (ready.kind === 'stored') return ready.outcome;
   if (ready.kind === 'corrupt') return finish(ctx, record!, contract, ready.outcome);
-  return callProvider(ctx, operation, record!, contract, ready.args, fault);
+  return callProvider(ctx, operation, record!, contract, ready.args, fault, progress);
 }
 
 async function callProvider(
@@ -357,6 +405,7 @@ async function callProvider(
   contract: ExecutionContract,
   args: DeepReadonly<unknown>,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+  progress: Progress,
 ): Promise<Outcome> {
   const revalidation = await revalidateArgs(ctx, operation, record, args);
   if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
@@ -383,9 +432,8 @@ async function callProvider(
     await inTransaction(ctx, (t) => t.record(revalidatedStep()));
   };
   await fault('after_revalidation');
-  let sent = false;
   const command: ExecuteContext['command'] = async (request, call) => {
-    if (sent)
+    if (progress.sent)
       throw new OperationContractError(
         operation.kind,
         'an external executor makes exactly one command per attempt',
@@ -429,7 +477,7 @@ async function callProvider(
       );
       if (!stillOurs) throw new Fenced();
     }
-    sent = true;
+    progress.sent = true;
     const response = await call(request, meta);
     await fault('after_provider_accepted');
     return response;
@@ -439,10 +487,12 @@ async function callProvider(
     result = await operation.execute!(args, executeContext(record, contract, undefined, command));
   } catch (error) {
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    // Nothing more can be recorded: see unrecorded().
+    if (error instanceof CorruptAuditChainError) throw error;
     await recordRevalidation();
     if (error instanceof CommandRefused)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
-    if (sent) {
+    if (progress.sent) {
       ctx.logger.warn(
         { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
         'provider response lost',
@@ -467,7 +517,7 @@ async function callProvider(
       fault,
     );
   }
-  if (!sent) {
+  if (!progress.sent) {
     return finish(
       ctx,
       record,

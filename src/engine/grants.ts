@@ -10,6 +10,7 @@ import type { GrantHistory, GrantStateSeal, StoreReader } from '../store/store.j
 import { claim, type ExecutionContract } from './approve.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
+import { type CorruptAuditChain, refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
 import { policyOf } from './proposal.js';
@@ -41,7 +42,8 @@ export interface GrantInput {
 export type GrantResult =
   | { readonly kind: 'granted'; readonly grant: Grant }
   | { readonly kind: 'invalid_grant'; readonly issues: readonly InputIssue[] }
-  | { readonly kind: 'forbidden'; readonly reason: 'forbidden'; readonly message: string };
+  | { readonly kind: 'forbidden'; readonly reason: 'forbidden'; readonly message: string }
+  | CorruptAuditChain;
 
 /** What a grant did to a new proposal (`O`: the proposal's outcome type, per kind in a typed engine). */
 export type GrantDecision<O extends Outcome = Outcome> =
@@ -91,7 +93,10 @@ function resealed(ctx: EngineContext, before: GrantRecord, after: GrantRecord): 
 const isAdmin = (actor: Actor, tenant: string) =>
   actor.tenant === tenant && actor.kind === 'operator' && actor.roles.includes('admin');
 
-/** Creates a grant after checking its constraints against the scopes of the operations it covers. */
+/**
+ * Creates a grant after checking its constraints against the scopes of the operations it covers. A
+ * tenant whose audit chain cannot take the `granted` event creates none: `corrupt_audit_chain`.
+ */
 export async function grant(ctx: EngineContext, input: GrantInput): Promise<GrantResult> {
   if (!isAdmin(input.grantedBy, input.tenant))
     return { kind: 'forbidden', reason: 'forbidden', message: 'creating a grant requires the admin role' };
@@ -159,6 +164,20 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
     seal: null,
   };
   const record: GrantRecord = { ...unsealed, seal: grantSeal(ctx, unsealed) };
+  return refusingCorruptChain(
+    ctx,
+    () => insertGrant(ctx, input, record, now),
+    (refused) => refused,
+  );
+}
+
+/** Stores a checked, sealed grant with its `granted` event. */
+async function insertGrant(
+  ctx: EngineContext,
+  input: GrantInput,
+  record: GrantRecord,
+  now: number,
+): Promise<GrantResult> {
   await inTransaction(ctx, async (t) => {
     await t.tx.insertGrant(record);
     await t.record({
@@ -185,17 +204,31 @@ export type RevokeResult =
   | { readonly kind: 'revoked' }
   | {
       readonly kind: 'not_revocable';
-      readonly reason: 'not_found' | 'forbidden' | 'grant_revoked';
+      readonly reason: 'not_found' | 'forbidden' | 'grant_revoked' | 'corrupt_audit_chain';
       readonly message: string;
     };
 
-/** Revokes a grant: from the commit on, no proposal is approved by it. */
+/**
+ * Revokes a grant: from the commit on, no proposal is approved by it. A tenant whose audit chain
+ * cannot take the `revoked` event revokes nothing: `corrupt_audit_chain`, and the grant stays live.
+ */
 export async function revoke(
   ctx: EngineContext,
   input: { tenant: string; grantId: string; actor: Actor },
 ): Promise<RevokeResult> {
   if (input.actor.tenant !== input.tenant)
     return { kind: 'not_revocable', reason: 'not_found', message: 'no such grant' };
+  return refusingCorruptChain(
+    ctx,
+    () => revokeInTransaction(ctx, input),
+    (refused): RevokeResult => ({ kind: 'not_revocable', reason: refused.reason, message: refused.message }),
+  );
+}
+
+function revokeInTransaction(
+  ctx: EngineContext,
+  input: { tenant: string; grantId: string; actor: Actor },
+): Promise<RevokeResult> {
   return inTransaction(ctx, async (t): Promise<RevokeResult> => {
     const record = await t.tx.getGrant(input.tenant, input.grantId);
     if (!record) return { kind: 'not_revocable', reason: 'not_found', message: 'no such grant' };

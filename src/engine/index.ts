@@ -9,6 +9,7 @@ export {
   type TypedEngine,
   type UntypedEngine,
 } from './create-engine.js';
+export type { CorruptAuditChain } from './corrupt-audit-chain.js';
 export type { DeclineInput, DeclineResult } from './decline.js';
 export type {
   DecisionAction,

@@ -10,6 +10,8 @@ import { runIdProblem } from './run-id.js';
 import { isStorableText, UnstorableValueError } from '../store/unstorable-value.js';
 import type { ProposalRecord } from '../store/records.js';
 import type { RateLimited } from './proposal-quota.js';
+import { type CorruptAuditChain, corruptAuditChain } from './corrupt-audit-chain.js';
+import { CorruptAuditChainError } from '../store/store-errors.js';
 
 /**
  * What an agent (through the application) proposes. Tenant, section and requester come from the
@@ -43,8 +45,9 @@ export interface ProposeInput<
 
 /**
  * `proposed` with the frozen proposal (and, when one of the agent's grants covers the operation,
- * what the grant decided); an invalid request with text the model can act on; or `rate_limited`
- * when the agent or its tenant is over a proposal quota (the engine's `limits`).
+ * what the grant decided); an invalid request with text the model can act on; `rate_limited`
+ * when the agent or its tenant is over a proposal quota (the engine's `limits`); or
+ * `corrupt_audit_chain` when the tenant's audit chain cannot take the proposal (nothing stored).
  */
 export type ProposeResult<
   Ops extends Operations = Operations,
@@ -58,7 +61,8 @@ export type ProposeResult<
         }
       : never)
   | InvalidRequest
-  | RateLimited;
+  | RateLimited
+  | CorruptAuditChain;
 
 const UNSTORABLE_TEXT =
   'holds a NUL character (U+0000) or a lone surrogate, which cannot be stored exactly; remove it';
@@ -144,7 +148,7 @@ export async function propose(
   // after it; when one covers it, the transaction reads them again and spends by compare-and-set.
   const granted = (await ctx.store.read((tx) => coveringGrants(tx, record))).length > 0;
   const written = await writeProposal(ctx, record, granted);
-  if (written.kind === 'invalid_request') return written;
+  if (written.kind !== 'written') return written;
   const { grant } = written;
   if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
   if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };
@@ -161,14 +165,17 @@ export async function propose(
  * Stores a frozen proposal with its `proposed` event and, when a grant may cover it, applies the
  * grant, in one transaction. A value the store cannot hold exactly (PostgreSQL text refuses
  * U+0000: a NUL the model put in a field the operation turns into a column, such as its resource)
- * writes nothing and is the request's to fix: `invalid_request`, on every surface alike.
+ * writes nothing and is the request's to fix: `invalid_request`, on every surface alike. A tenant
+ * whose audit chain cannot take the `proposed` event writes nothing either: `corrupt_audit_chain`.
  */
 async function writeProposal(
   ctx: EngineContext,
   record: ProposalRecord,
   granted: boolean,
 ): Promise<
-  InvalidRequest | { readonly kind: 'written'; readonly grant: Awaited<ReturnType<typeof applyGrants>> }
+  | InvalidRequest
+  | CorruptAuditChain
+  | { readonly kind: 'written'; readonly grant: Awaited<ReturnType<typeof applyGrants>> }
 > {
   try {
     const grant = await inTransaction(ctx, async (t) => {
@@ -193,6 +200,7 @@ async function writeProposal(
     });
     return { kind: 'written', grant };
   } catch (error) {
+    if (error instanceof CorruptAuditChainError) return corruptAuditChain(ctx, error);
     if (!(error instanceof UnstorableValueError)) throw error;
     return invalidRequest([{ path: '$', message: `a text ${UNSTORABLE_TEXT}` }]);
   }

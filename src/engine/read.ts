@@ -4,6 +4,7 @@ import { sha256Hex } from '../canonical/digest.js';
 import type { AnyReadTool, ReadScope } from '../operation/define-read-tool.js';
 import { toInputIssues } from '../operation/issues.js';
 import { inTransaction } from './audit-step.js';
+import { type CorruptAuditChain, refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { newId } from './ids.js';
@@ -18,10 +19,14 @@ export interface ReadBinding {
   readonly runId: string | null | undefined;
 }
 
-/** `read` with the tool's result and the id of its audit event, or the refusal the model can act on. */
+/**
+ * `read` with the tool's result and the id of its audit event, the refusal the model can act on, or
+ * `corrupt_audit_chain` when the tenant's audit chain cannot record the read (its result withheld).
+ */
 export type ReadResult<Result = unknown> =
   | { readonly kind: 'read'; readonly tool: string; readonly result: Result; readonly readId: string }
-  | InvalidRequest;
+  | InvalidRequest
+  | CorruptAuditChain;
 
 function requireText(name: string, value: unknown): string {
   if (typeof value !== 'string' || value.trim() === '')
@@ -37,7 +42,8 @@ const NOT_A_RUN_ID = new Set(['undefined', 'null']);
  * unknown tool or input its strict schema refuses (`invalid_request`, every field named); runs
  * `read` with the binding's tenant, section, agent and run; appends a `read` event to the tenant's
  * audit chain (tool, agent, run, the digest of the parsed input — never the rows); and only then
- * returns the result. An audit that cannot be written fails the read.
+ * returns the result. An audit that cannot be written fails the read; one whose tenant's chain holds an
+ * event the engine did not write is refused, its result withheld: `corrupt_audit_chain`.
  */
 export async function read(
   ctx: EngineContext,
@@ -73,19 +79,27 @@ export async function read(
   const scope: ReadScope = Object.freeze({ tenant, section, actor: agent, runId });
   const result = await tool.read(parsed.data, scope);
   const readId = newId('read');
-  await inTransaction(ctx, (t) =>
-    t.record({
-      tenant,
-      proposalId: readId,
-      runId,
-      step: 'read',
-      actor: agent,
-      detail: {
-        tool: tool.name,
-        input: inputDigest,
-        ...(section !== null ? { section } : {}),
-      },
-    }),
+  const refused = await refusingCorruptChain(
+    ctx,
+    async () => {
+      await inTransaction(ctx, (t) =>
+        t.record({
+          tenant,
+          proposalId: readId,
+          runId,
+          step: 'read',
+          actor: agent,
+          detail: {
+            tool: tool.name,
+            input: inputDigest,
+            ...(section !== null ? { section } : {}),
+          },
+        }),
+      );
+      return undefined;
+    },
+    (refusal) => refusal,
   );
+  if (refused) return refused;
   return { kind: 'read', tool: tool.name, result, readId };
 }

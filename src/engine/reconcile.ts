@@ -6,7 +6,9 @@ import type { Reconciliation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './decision-right.js';
+import type { AttemptRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction } from './audit-step.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
 import type { Operations, OutcomeOf } from './operation-types.js';
@@ -28,7 +30,8 @@ export type ReconcileResult<Ops extends Operations = Operations> =
 /**
  * Looks the last attempt up at the provider by its idempotency key (the operation's `reconcile`) and
  * records the authoritative result: `succeeded` when the provider has it, `terminal_failure` when it
- * has no record (nothing happened). Never calls the provider's effect again.
+ * has no record (nothing happened). Never calls the provider's effect again. A tenant whose audit chain
+ * cannot take the events records nothing: `corrupt_audit_chain`, still `needs_reconciliation`.
  */
 export async function reconcile(ctx: EngineContext, input: ReconcileInput): Promise<ReconcileResult> {
   const { actor } = input;
@@ -83,6 +86,27 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
     answer.kind === 'succeeded'
       ? { kind: 'succeeded', result: parseStoredJson(canonicalize(answer.result ?? null)) }
       : { kind: 'terminal_failure', correlationId: newId('cor'), message: answer.message };
+  // The provider's answer stays where it is until an operator repairs a chain that cannot record it.
+  return refusingCorruptChain(
+    ctx,
+    () => recordReconciled(ctx, actor, record, attempt, answer.kind, outcome),
+    (refused): ReconcileResult => ({
+      kind: 'not_reconcilable',
+      reason: refused.reason,
+      message: refused.message,
+    }),
+  );
+}
+
+/** Records the provider's answer as the proposal's outcome, fenced by the attempt, audited. */
+function recordReconciled(
+  ctx: EngineContext,
+  actor: Actor,
+  record: ProposalRecord,
+  attempt: AttemptRecord,
+  provider: 'succeeded' | 'not_found',
+  outcome: Outcome,
+): Promise<ReconcileResult> {
   return inTransaction(ctx, async (t): Promise<ReconcileResult> => {
     const now = ctx.clock.now();
     const applied = await t.tx.updateProposal(
@@ -115,7 +139,7 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
       step: 'reconciled',
       commandId: attempt.commandId,
       digests: { approved: record.digest },
-      detail: { provider: answer.kind, idempotencyKey: attempt.idempotencyKey },
+      detail: { provider, idempotencyKey: attempt.idempotencyKey },
     });
     await t.record({
       ...base,

@@ -1,6 +1,8 @@
 import type { AttemptRecord, ProposalRecord } from '../store/records.js';
 import { contractOf, type ExecutionContract } from './approve.js';
+import { CorruptAuditChainError } from '../store/store-errors.js';
 import { inTransaction } from './audit-step.js';
+import { corruptAuditChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { idempotencyKeyOf, newId } from './ids.js';
@@ -19,6 +21,12 @@ export interface RecoverySummary {
   readonly parked: number;
   /** Another sweep (or the worker itself) got there first. */
   readonly skipped: number;
+  /**
+   * Left as they were: their tenant's audit chain holds an event the engine did not write where the
+   * next one goes (`corrupt_audit_chain`), so the takeover could record nothing. Taken over by a
+   * sweep after an operator repairs the chain.
+   */
+  readonly held: number;
   /** Audit events a crash left queued between a commit and their chaining, now chained. */
   readonly chained: number;
 }
@@ -35,7 +43,8 @@ type Takeover =
   | { readonly kind: 'rerun'; readonly contract: ExecutionContract }
   | { readonly kind: 'reconcile' }
   | { readonly kind: 'parked' }
-  | { readonly kind: 'skipped' };
+  | { readonly kind: 'skipped' }
+  | { readonly kind: 'held' };
 
 /**
  * Takes over attempts whose lease has ended without an outcome. Never re-executes blindly:
@@ -45,7 +54,8 @@ type Takeover =
  *   `needs_reconciliation`, closed by the operation's `reconcile`;
  * - an external attempt with no command never reached the provider (the command is durable before
  *   the call): it is re-run like a local one.
- * First it chains any audit events a crash left queued (see `Store.appendAudit`).
+ * First it chains any audit events a crash left queued (see `Store.appendAudit`). A tenant whose audit
+ * chain holds an event the engine did not write keeps its queue and its attempts (`held`).
  * The old attempt is fenced: its worker, if it wakes, cannot commit. Repeated or concurrent sweeps
  * do nothing twice; after `maxAttempts` the proposal is parked for an operator.
  */
@@ -60,6 +70,7 @@ export async function recover(
   let toReconciliation = 0;
   let parked = 0;
   let skipped = 0;
+  let held = 0;
   for (const attempt of expired) {
     const takeover = await takeOver(ctx, attempt, maxAttempts);
     if (takeover.kind === 'rerun') {
@@ -67,9 +78,10 @@ export async function recover(
       await execute(ctx, takeover.contract, options);
     } else if (takeover.kind === 'reconcile') toReconciliation++;
     else if (takeover.kind === 'parked') parked++;
+    else if (takeover.kind === 'held') held++;
     else skipped++;
   }
-  return { examined: expired.length, rerun, toReconciliation, parked, skipped, chained };
+  return { examined: expired.length, rerun, toReconciliation, parked, skipped, held, chained };
 }
 
 /** Another writer moved the proposal after this sweep fenced the attempt: roll the sweep back. */
@@ -80,7 +92,13 @@ async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts:
     return await takeOverInTransaction(ctx, attempt, maxAttempts);
   } catch (error) {
     if (error instanceof RaceLost) return { kind: 'skipped' };
-    throw error;
+    if (!(error instanceof CorruptAuditChainError)) throw error;
+    corruptAuditChain(ctx, error, {
+      proposalId: attempt.proposalId,
+      attemptId: attempt.id,
+      action: 'recover',
+    });
+    return { kind: 'held' };
   }
 }
 

@@ -16,6 +16,7 @@ export const REASONS = [
   'invalid_request',
   'invalid_requested_scope',
   'corrupt_approval_record',
+  'corrupt_audit_chain',
   'unsupported_scope_version',
   'unknown_operation',
   'reconcile_unsupported',
@@ -55,6 +56,8 @@ export const REASON_DESCRIPTIONS: Readonly<Record<Reason, string>> = {
   invalid_requested_scope: 'the scope requested at execution is not a valid scope of the operation',
   corrupt_approval_record:
     'the stored proposal, approval or grant does not match its digest, seal, schema or audit',
+  corrupt_audit_chain:
+    "the tenant's audit chain holds an event the engine did not write; nothing is recorded or executed until an operator repairs it",
   unsupported_scope_version: 'the operation no longer supports the scope version the proposal was made with',
   unknown_operation: 'the proposal names an operation this engine has not registered',
   reconcile_unsupported: 'the operation defines no reconcile step, so this engine cannot close the attempt',

@@ -52,5 +52,5 @@ export {
   type QueuedAuditEvent,
 } from '../audit/event.js';
 export { type AuditChainer, auditChainer } from '../audit/chain.js';
-export { StoreClosedError, StoreUnavailableError } from './store-errors.js';
+export { CorruptAuditChainError, StoreClosedError, StoreUnavailableError } from './store-errors.js';
 export { type ConformanceCase, sampleProposal, storeConformance } from '../testing/store-conformance.js';

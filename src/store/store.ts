@@ -164,7 +164,9 @@ export interface Store {
   /**
    * Chains every audit event still queued (see {@link StoreTransaction.appendAudit}), of one
    * tenant or of all: what a crash between a commit and its chaining left behind. Returns how many
-   * were chained; queued events the chainer refuses (a seal its key did not make) stay queued.
+   * were chained; queued events the chainer refuses (a seal its key did not make) stay queued, and
+   * so does a tenant's whole queue while its chain holds an event the store did not write where the
+   * next one goes (see {@link StoreTransaction.appendAudit}).
    */
   chainQueued(chainer: AuditChainer, options?: { readonly tenant?: string }): Promise<number>;
   /** Finishes in-flight transactions and closes the connection(s). */
@@ -317,6 +319,13 @@ export interface StoreTransaction {
    * batch with the others queued meanwhile, so one tenant's transactions do not wait on each
    * other's commits. A queued event is returned with `seq` 0 and empty hashes,
    * filled in before `transaction()` resolves, or, with `chainInBackground`, once it is chained.
+   *
+   * Where the chain's next place already holds an event the store did not write (a database writer
+   * inserted it), throws `CorruptAuditChainError` (where rows lock, from the commit that would
+   * chain or queue the event), so the transaction rolls back, without a failed statement; a
+   * queuing transaction is refused the same way before it commits when its tenant's chain holds
+   * such an event. One committed before it (after its queue row was written) leaves its event
+   * queued, never chained on top of the foreign one.
    */
   appendAudit(tenant: string, event: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent>;
   /** A tenant's audit events still waiting to be chained, oldest first. */

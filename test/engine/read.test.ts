@@ -15,6 +15,9 @@ import {
   verifyAudit,
 } from '../../src/index.js';
 import type { Store } from '../../src/store/store.js';
+import { auditRow } from '../../src/store/sql-audit.js';
+import { AUDIT_COLUMNS } from '../../src/store/sql-columns.js';
+import { sql } from '../../src/store/sql/sql.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { ManualClock, tempDir } from '../support/engine.js';
 import { testPostgres } from '../support/postgres.js';
@@ -182,6 +185,33 @@ for (const backend of backends) {
     it('throws a ConfigurationError for a binding without tenant or agent (a bug, not the model’s)', async () => {
       await expect(engine.read('whoami', {}, { ...acme, tenant: '' })).rejects.toThrow(ConfigurationError);
       await expect(engine.read('whoami', {}, { ...acme, agent: ' ' })).rejects.toThrow(ConfigurationError);
+    });
+
+    it('withholds the result, recording nothing, while an event a database writer inserted holds the place the tenant’s chain takes next: corrupt_audit_chain', async () => {
+      const initech = { tenant: 'initech', agent: 'agent:initech-assistant', runId: 'run-i' };
+      expect((await engine.read('whoami', {}, initech)).kind).toBe('read');
+      const [newest] = await events(store, 'initech');
+      const forged = { ...newest!, id: 'evt_forged_read', seq: newest!.seq + 1 };
+      const columns = sql.raw(AUDIT_COLUMNS.map(([, c]) => c).join(', '));
+      await store.transaction((tx) =>
+        tx.local.run(
+          sql`INSERT INTO countersign_audit_events (${columns}) VALUES (${sql.list(auditRow(forged))})`,
+        ),
+      );
+      seen.length = 0;
+      const r = await engine.read('whoami', { note: 'withheld' }, initech);
+      expect(r).toMatchObject({ kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain' });
+      expect(r).not.toHaveProperty('result');
+      expect((await events(store, 'initech')).map((e) => e.id)).toEqual([newest!.id, 'evt_forged_read']);
+      expect(await verifyAudit(store, { sealKey: SEAL_KEY, tenant: 'initech' })).toMatchObject({
+        kind: 'broken',
+        eventId: 'evt_forged_read',
+        problem: 'leaf_mismatch',
+      });
+      await store.transaction((tx) =>
+        tx.local.run(sql`DELETE FROM countersign_audit_events WHERE id = 'evt_forged_read'`),
+      );
+      expect((await engine.read('whoami', {}, initech)).kind).toBe('read');
     });
 
     it('writes no audit event when read() throws: the error reaches the caller', async () => {

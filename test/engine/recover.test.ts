@@ -83,6 +83,7 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
         toReconciliation: 0,
         parked: 0,
         skipped: 0,
+        held: 0,
         chained: 0,
       });
       h.clock.advance(2);

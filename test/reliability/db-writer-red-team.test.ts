@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
 import { type Actor, createEngine, type Engine, type GrantInput, verifyAudit } from '../../src/index.js';
 import type { Store } from '../../src/store/store.js';
-import { agent, approver, ManualClock } from '../support/engine.js';
+import { agent, approver, draftRows, ManualClock } from '../support/engine.js';
 import { BACKENDS, type Backend, createBackend, type RawSql } from './support/backends.js';
 
 // A database writer (SECURITY.md) can run any SQL against the store but does not hold the seal
@@ -351,6 +351,190 @@ for (const { name, skip } of BACKENDS) {
       expect(kinds.filter((k) => k !== 'approved_by_grant')).toEqual(Array(7).fill('grant_exhausted'));
       expect(world.provider.calls).toBe(5);
       expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(5);
+    });
+
+    // The writer copies the tenant's newest event under a new id to the place its chain takes next
+    // (the head's seq + 1): every call that records in the tenant must then be refused by name.
+    const FORGED = 'evt_forgednextplace000000000';
+    const forgeNextEvent = async () => {
+      // The engine's calls return at commit; its store's reads wait until what they queued is chained.
+      await store.read((tx) => tx.auditHead('acme'));
+      const [head] = await sql.all('SELECT seq FROM countersign_audit_heads WHERE tenant = ?', ['acme']);
+      const seq = Number(head!['seq']) + 1;
+      const [newest] = await sql.all('SELECT * FROM countersign_audit_events WHERE tenant = ? AND seq = ?', [
+        'acme',
+        seq - 1,
+      ]);
+      const columns = Object.keys(newest!);
+      const values = columns.map((c) => (c === 'id' ? FORGED : c === 'seq' ? seq : newest![c]));
+      expect(
+        await sql.run(
+          `INSERT INTO countersign_audit_events (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
+          values,
+        ),
+      ).toBe(1);
+      return seq;
+    };
+    const counts = async () => {
+      const count = async (table: string) =>
+        Number((await sql.all(`SELECT count(*) AS n FROM ${table}`))[0]!['n']);
+      return {
+        proposals: await count('countersign_proposals'),
+        attempts: await count('countersign_attempts'),
+        grants: await count('countersign_grants'),
+        events: await count('countersign_audit_events'),
+        queued: await count('countersign_audit_queue'),
+        head: Number(
+          (await sql.all("SELECT seq FROM countersign_audit_heads WHERE tenant = 'acme'"))[0]!['seq'],
+        ),
+      };
+    };
+    const expectForgedNamed = async (seq: number) => {
+      const verified = await verifyAudit(store, { sealKey: SEAL_KEY });
+      expect(verified.kind === 'broken' && [verified.seq, verified.eventId, verified.problem]).toEqual([
+        seq,
+        FORGED,
+        'leaf_mismatch',
+      ]);
+    };
+
+    it('an event inserted where the audit chain goes next refuses a proposal and an approval (corrupt_audit_chain): nothing stored, nothing executed, and audit verify names the event', async () => {
+      const pending = (await propose('inv-s-0')).proposal;
+      const seq = await forgeNextEvent();
+      const before = await counts();
+      const refused = await engine.propose({
+        operation: 'invoice.pay',
+        request: { invoice_id: 'inv-s-1' },
+        tenant: 'acme',
+        requestedBy: agent().id,
+        runId: 'run-forged',
+      });
+      expect(refused).toMatchObject({ kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain' });
+      expect(refused.kind === 'corrupt_audit_chain' && refused.message).toContain(`#${seq}`);
+      const approved = await engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: pending.id,
+        approver: ada,
+        seenDigest: pending.digest,
+      });
+      expect(approved).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_audit_chain' });
+      // Rolled back whole: no proposal, no claim, no attempt, no event, the head where it was.
+      expect(await counts()).toEqual(before);
+      expect((await engine.get('acme', pending.id))?.status).toBe('pending');
+      expect(world.provider.calls).toBe(0);
+      await expectForgedNamed(seq);
+      // Once an operator removes the event, the chain takes appends again, intact.
+      expect(await sql.run('DELETE FROM countersign_audit_events WHERE id = ?', [FORGED])).toBe(1);
+      const paid = await engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: pending.id,
+        approver: ada,
+        seenDigest: pending.digest,
+      });
+      expect(paid.kind === 'completed' && paid.outcome.kind).toBe('succeeded');
+      expect(world.provider.calls).toBe(1);
+      expect(await verifyAudit(store, { sealKey: SEAL_KEY })).toMatchObject({ kind: 'intact' });
+    });
+
+    it('while the place is taken, every other call that records is refused by name and changes nothing: decline, edit, a grant and its approval, revocation, execution, expiry, recovery', async () => {
+      const grant = await createGrant({ subject: 'agent:acme-other' });
+      const pending = (await propose('inv-s-0')).proposal;
+      const toClaim = (await propose('inv-s-1')).proposal;
+      const claimed = await engine.approve({
+        tenant: 'acme',
+        proposalId: toClaim.id,
+        approver: ada,
+        seenDigest: toClaim.digest,
+      });
+      if (claimed.kind !== 'claimed') throw new Error(`expected claimed, got ${claimed.kind}`);
+      // A local effect, which commits with its outcome.
+      const draft = await engine.propose({
+        operation: 'email_broadcast.apply_draft',
+        request: { broadcast_id: 'bc-spring', subject: 'Hello', body: 'Opening day.' },
+        resource: 'broadcast:bc-spring',
+        tenant: 'acme',
+        requestedBy: agent().id,
+        runId: 'run-local',
+      });
+      if (draft.kind !== 'proposed') throw new Error(`expected proposed, got ${draft.kind}`);
+      const local = await engine.approve({
+        tenant: 'acme',
+        proposalId: draft.proposal.id,
+        approver: ada,
+        seenDigest: draft.proposal.digest,
+      });
+      if (local.kind !== 'claimed') throw new Error(`expected claimed, got ${local.kind}`);
+      // Another tenant's proposal, due with acme's: its chain is intact, so it expires all the same.
+      const other = await engine.propose({
+        operation: 'invoice.pay',
+        request: { invoice_id: 'inv-201' },
+        tenant: 'globex',
+        requestedBy: 'agent:globex-assistant',
+        runId: 'run-globex',
+      });
+      if (other.kind !== 'proposed') throw new Error(`expected proposed, got ${other.kind}`);
+      const seq = await forgeNextEvent();
+      const before = await counts();
+      const refusal = { reason: 'corrupt_audit_chain' };
+      expect(await engine.decline({ tenant: 'acme', proposalId: pending.id, actor: ada })).toMatchObject({
+        kind: 'not_declinable',
+        ...refusal,
+      });
+      expect(
+        await engine.edit({ tenant: 'acme', proposalId: pending.id, editor: ada, changes: {} }),
+      ).toMatchObject({ kind: 'not_editable', ...refusal });
+      expect(
+        await engine.grant({
+          tenant: 'acme',
+          grantedBy: admin,
+          subject: agent().id,
+          operations: ['invoice.pay'],
+          resource: 'invoice:*',
+          constraints: { currency: { equals: 'USD' } },
+          cap: { uses: 1 },
+          expiresAt: clock.now() + HOUR,
+        }),
+      ).toMatchObject({ kind: 'corrupt_audit_chain', ...refusal });
+      // A proposal the live grant covers: neither stored nor approved, the grant unspent.
+      expect(
+        await engine.propose({
+          operation: 'invoice.pay',
+          request: { invoice_id: 'inv-s-2' },
+          tenant: 'acme',
+          requestedBy: 'agent:acme-other',
+          runId: 'run-granted',
+        }),
+      ).toMatchObject({ kind: 'corrupt_audit_chain', ...refusal });
+      expect((await engine.getGrant('acme', grant.id))?.usage.uses).toBe(0);
+      expect(await engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toMatchObject({
+        kind: 'not_revocable',
+        ...refusal,
+      });
+      expect((await engine.getGrant('acme', grant.id))?.state).toBe('live');
+      // Claimed proposals execute nothing: an external command cannot be recorded before the
+      // call, and a local effect rolls back with the outcome it cannot record.
+      expect(await engine.execute(claimed.contract)).toMatchObject({
+        kind: 'terminal_failure',
+        ...refusal,
+      });
+      expect(await engine.execute(local.contract)).toMatchObject({ kind: 'terminal_failure', ...refusal });
+      // Not applied: the effect's table, made by its first run, rolled back with it too.
+      await expect(draftRows(store)).rejects.toThrow(/example_broadcast_drafts/);
+      expect(await counts()).toEqual(before);
+      clock.advance(2 * HOUR);
+      expect(await engine.expireDue()).toBe(1);
+      expect(await engine.recover()).toMatchObject({ examined: 2, held: 2, rerun: 0 });
+      // Only globex's expiry was recorded.
+      expect(await counts()).toEqual({ ...before, events: before.events + 1 });
+      // As stored (a read shows the pending one past its expiry as expired).
+      const status = async (id: string) =>
+        (await sql.all('SELECT status FROM countersign_proposals WHERE id = ?', [id]))[0]!['status'];
+      expect(await status(pending.id)).toBe('pending');
+      expect(await status(claimed.contract.proposalId)).toBe('executing');
+      expect(await status(local.contract.proposalId)).toBe('executing');
+      expect(await status(other.proposal.id)).toBe('expired');
+      expect(world.provider.calls).toBe(0);
+      await expectForgedNamed(seq);
     });
 
     it('a finished proposal set back to pending by hand is replayed, never executed again', async () => {

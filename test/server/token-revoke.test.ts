@@ -130,6 +130,30 @@ describe('countersign token list / revoke', () => {
     expect(verify.code, verify.err).toBe(0);
   });
 
+  it('revokes nothing while an event a database writer inserted holds the place the tenant’s chain takes next (corrupt_audit_chain, exit 1)', async () => {
+    const globex = credentials.tenants['globex']!;
+    const forge = (statement: string) => {
+      const store = new SqliteStore({ path: db });
+      try {
+        store.database.prepare(statement).run();
+      } finally {
+        void store.close();
+      }
+    };
+    forge(`INSERT INTO countersign_audit_events SELECT e.tenant, e.seq + 1, 'evt_forged_token', e.proposal_id, e.attempt_id, e.run_id, e.step, e.actor, e.reason, e.digests_json, e.command_id, e.detail_json, e.at, e.leaf_hash, e.chain_hash, e.seal
+      FROM countersign_audit_events e JOIN countersign_audit_heads h ON h.tenant = e.tenant AND h.seq = e.seq WHERE e.tenant = 'globex'`);
+    const list = await cli(['token', 'list', '--db', db, '--tenant', 'globex']);
+    const id = /^(tok_[0-9a-f]{16}) {2}operator .* "demo api" {2}issued .* live$/m.exec(list.out)?.[1];
+    const r = await cli(['token', 'revoke', '--db', db, id!]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('nothing was revoked: the audit chain of tenant globex holds an event');
+    expect(r.err).toContain('corrupt_audit_chain');
+    expect((await asBearer(globex.operatorToken)).status).toBe(200);
+    expect((await cli(['audit', 'verify', '--db', db])).code).toBe(1);
+    forge("DELETE FROM countersign_audit_events WHERE id = 'evt_forged_token'");
+    expect((await cli(['audit', 'verify', '--db', db])).code).toBe(0);
+  });
+
   it('an argument that names nothing is a usage problem (exit 2)', async () => {
     const r = await cli(['token', 'revoke', '--db', db, 'assistant']);
     expect(r.code).toBe(2);

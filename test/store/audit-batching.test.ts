@@ -5,6 +5,7 @@ import { verifyAudit } from '../../src/audit/verify.js';
 import { auditRow, queueRow, QUEUE_COLUMNS } from '../../src/store/sql-audit.js';
 import { AUDIT_COLUMNS } from '../../src/store/sql-columns.js';
 import { sql } from '../../src/store/sql/sql.js';
+import { CorruptAuditChainError } from '../../src/store/store-errors.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { sampleProposal } from '../../src/testing/index.js';
@@ -40,6 +41,25 @@ async function openMigrated(options: { schema?: string; max?: number } = {}): Pr
   const store = await backend.store(options);
   await store.migrate();
   return store;
+}
+
+/**
+ * Inserts, as a database writer would, a copy of the tenant's newest event under a new id at the
+ * place its chain takes next (the head's seq + 1). Returns the copy's id.
+ */
+async function forgeNextEvent(store: Store, tenant: string): Promise<string> {
+  const head = await store.read((tx) => tx.auditHead(tenant));
+  const [newest] = await store.read((tx) =>
+    tx.listAudit(tenant, { afterSeq: (head?.seq ?? 1) - 1, limit: 1 }),
+  );
+  const id = `evt_forged_${++n}`;
+  const copy = { ...newest!, id, seq: (head?.seq ?? 0) + 1 };
+  await store.transaction((tx) =>
+    tx.local.run(
+      sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLUMNS.map(([, c]) => c).join(', '))}) VALUES (${sql.list(auditRow(copy))})`,
+    ),
+  );
+  return id;
 }
 
 /** Writes a queue row by hand, as a crash (or a database writer) would leave it. */
@@ -184,6 +204,94 @@ describe.skipIf(backend.kind !== 'server')(
         expect(await verifyAudit(store, { sealKey: KEY })).toEqual({ kind: 'intact', tenants: 1, events: 2 });
       } finally {
         await other.close();
+        await store.close();
+      }
+    });
+
+    /** Holds the tenant's chain head in a transaction of its own until `release()`: others queue. */
+    const holdHead = async (store: Store, tenant: string) => {
+      let held!: () => void;
+      let release!: () => void;
+      const holding = new Promise<void>((r) => {
+        held = r;
+      });
+      const gate = new Promise<void>((r) => {
+        release = r;
+      });
+      const done = store.transaction(async (tx) => {
+        await tx.local.all(sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`);
+        held();
+        await gate;
+      });
+      await holding;
+      return {
+        release: async () => {
+          release();
+          await done;
+        },
+      };
+    };
+
+    it('a transaction that queues while the place the chain takes next holds a writer’s event is refused before it commits', async () => {
+      const store = await openMigrated({ max: 4 });
+      try {
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        const forged = await forgeNextEvent(store, 'acme');
+        const holder = await holdHead(store, 'acme');
+        const proposal = sampleProposal({ tenant: 'acme', id: 'prp_refused' });
+        const refused = await store
+          .transaction(async (tx) => {
+            await tx.insertProposal(proposal);
+            return tx.appendAudit('acme', draft('acme', 'evt_refused'), sealed);
+          })
+          .catch((error: unknown) => error);
+        await holder.release();
+        expect(refused).toBeInstanceOf(CorruptAuditChainError);
+        expect(refused).toMatchObject({ tenant: 'acme', seq: 2 });
+        // Rolled back whole: neither the proposal nor its queued event was written.
+        expect(await store.read((tx) => tx.getProposal('acme', 'prp_refused'))).toBeUndefined();
+        expect(await store.read((tx) => tx.listQueuedAudit('acme', 10))).toEqual([]);
+        expect(await verifyAudit(store, { sealKey: KEY })).toMatchObject({
+          kind: 'broken',
+          seq: 2,
+          eventId: forged,
+          problem: 'leaf_mismatch',
+        });
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('an event queued and committed before a writer takes the place it needs stays queued, never chained on top of the writer’s', async () => {
+      const store = await openMigrated({ max: 4 });
+      try {
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        const holder = await holdHead(store, 'acme');
+        const queued = store.transaction(async (tx) => {
+          await tx.insertProposal(sampleProposal({ tenant: 'acme', id: 'prp_queued' }));
+          return tx.appendAudit('acme', draft('acme', 'evt_queued'), sealed);
+        });
+        // Committed (its pass waits for the head): the writer takes the place it was to be chained at.
+        for (let i = 0; i < 200 && !(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))); i++)
+          await new Promise((r) => setTimeout(r, 10));
+        const forged = await forgeNextEvent(store, 'acme');
+        await holder.release();
+        // The caller's commit stands; its event could not be chained.
+        expect((await queued).seq).toBe(0);
+        expect(await store.read((tx) => tx.getProposal('acme', 'prp_queued'))).toBeDefined();
+        expect((await store.read((tx) => tx.listQueuedAudit('acme', 10))).map((q) => q.event.id)).toEqual([
+          'evt_queued',
+        ]);
+        expect(await store.chainQueued(sealed)).toBe(0);
+        const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+        expect(events.map((e) => e.id)).toEqual(['evt_first', forged]);
+        expect(await store.read((tx) => tx.auditHead('acme'))).toMatchObject({ seq: 1 });
+        expect(await verifyAudit(store, { sealKey: KEY })).toMatchObject({
+          kind: 'broken',
+          eventId: forged,
+          problem: 'leaf_mismatch',
+        });
+      } finally {
         await store.close();
       }
     });
@@ -353,6 +461,51 @@ describe.each(leftBehind)('queued audit events left behind %s', (_, openMigrated
         seq: 3,
         eventId: 'evt_approved',
         problem: 'duplicate_event',
+      });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an event a writer inserted where the chain goes next refuses the append (CorruptAuditChainError, nothing written), and queued events stay queued', async () => {
+    const store = await openMigrated();
+    try {
+      await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_real'), sealed));
+      const forged = await forgeNextEvent(store, 'acme');
+      const append = () =>
+        store.transaction(async (tx) => {
+          await tx.insertProposal(sampleProposal({ tenant: 'acme', id: 'prp_refused' }));
+          return tx.appendAudit('acme', draft('acme'), sealed);
+        });
+      const refused = await append().catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(CorruptAuditChainError);
+      expect(refused).toMatchObject({ tenant: 'acme', seq: 2 });
+      expect(await store.read((tx) => tx.getProposal('acme', 'prp_refused'))).toBeUndefined();
+      expect(await store.read((tx) => tx.auditHead('acme'))).toMatchObject({ seq: 1 });
+      // A batch of queued events (one longer than the place) is never chained around the writer's event.
+      for (const id of ['evt_left_1', 'evt_left_2']) {
+        const left = draft('acme', id);
+        await queueByHand(store, left, sealed.queueSeal(left));
+      }
+      expect(await store.chainQueued(sealed)).toBe(0);
+      // Another tenant's queue is chained all the same.
+      const other = draft('globex', 'evt_globex');
+      await queueByHand(store, other, sealed.queueSeal(other));
+      expect(await store.chainQueued(sealed)).toBe(1);
+      if (chainsOnAppend)
+        expect(await append().catch((error: unknown) => error)).toBeInstanceOf(CorruptAuditChainError);
+      expect((await store.read((tx) => tx.listQueuedAudit('acme', 10))).map((q) => q.event.id)).toEqual([
+        'evt_left_1',
+        'evt_left_2',
+      ]);
+      const events = await store.read((tx) => tx.listAudit('acme', { limit: 10 }));
+      expect(events.map((e) => e.id)).toEqual(['evt_real', forged]);
+      expect(await verifyAudit(store, { sealKey: KEY })).toMatchObject({
+        kind: 'broken',
+        tenant: 'acme',
+        seq: 2,
+        eventId: forged,
+        problem: 'leaf_mismatch',
       });
     } finally {
       await store.close();

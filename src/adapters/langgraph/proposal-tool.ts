@@ -29,6 +29,11 @@ export type ProposalArtifact =
       readonly operation: string;
     }
   | {
+      readonly countersign: 'corrupt_audit_chain';
+      readonly reason: 'corrupt_audit_chain';
+      readonly operation: string;
+    }
+  | {
       /** The application's binding was unusable: {@link proposalMade} throws it as a `BindingError`. */
       readonly countersign: 'binding_error';
       readonly field: BindingField;
@@ -137,6 +142,8 @@ export class ProposalTool extends StructuredTool<JsonObjectSchema, unknown, unkn
           retryAfterMs: reply.retryAfterMs,
           operation: this.operation,
         };
+      case 'corrupt_audit_chain':
+        return { countersign: 'corrupt_audit_chain', reason: reply.reason, operation: this.operation };
     }
   }
 }

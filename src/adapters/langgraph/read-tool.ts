@@ -9,7 +9,12 @@ import { isToolCall } from './tool-call.js';
 /** The artifact a read tool attaches to its `ToolMessage`: what happened, never the rows again. */
 export type ReadArtifact =
   | { readonly countersign: 'read'; readonly tool: string; readonly readId: string }
-  | { readonly countersign: 'invalid_request'; readonly reason: string; readonly tool: string };
+  | { readonly countersign: 'invalid_request'; readonly reason: string; readonly tool: string }
+  | {
+      readonly countersign: 'corrupt_audit_chain';
+      readonly reason: 'corrupt_audit_chain';
+      readonly tool: string;
+    };
 
 /**
  * One read tool as a LangChain structured tool. Its `schema` is the tool's input as JSON Schema;
@@ -57,7 +62,9 @@ export class ReadTool extends StructuredTool<JsonObjectSchema, unknown, unknown,
     const artifact: ReadArtifact =
       reply.kind === 'read'
         ? { countersign: 'read', tool: this.name, readId: reply.readId }
-        : { countersign: 'invalid_request', reason: reply.reason, tool: this.name };
+        : reply.kind === 'corrupt_audit_chain'
+          ? { countersign: 'corrupt_audit_chain', reason: reply.reason, tool: this.name }
+          : { countersign: 'invalid_request', reason: reply.reason, tool: this.name };
     return new ToolMessage({
       content: reply.text,
       tool_call_id: toolCallId,

@@ -16,6 +16,12 @@ export type ReadReply =
       readonly kind: 'invalid_request';
       readonly reason: Extract<ReadResult, { kind: 'invalid_request' }>['reason'];
       readonly text: string;
+    }
+  | {
+      /** The tenant's audit chain needs an operator's repair: the result is withheld. */
+      readonly kind: 'corrupt_audit_chain';
+      readonly reason: 'corrupt_audit_chain';
+      readonly text: string;
     };
 
 /**
@@ -58,6 +64,8 @@ export function toReadReply(result: ReadResult): ReadReply {
       readId: result.readId,
     };
   }
+  if (result.kind === 'corrupt_audit_chain')
+    return { kind: 'corrupt_audit_chain', reason: result.reason, text: result.modelMessage };
   return { kind: 'invalid_request', reason: result.reason, text: result.modelMessage };
 }
 

@@ -1,3 +1,4 @@
+import type { CorruptAuditChain } from '../../engine/corrupt-audit-chain.js';
 import type { InvalidRequest } from '../../engine/freeze-proposal.js';
 import type { Proposal } from '../../engine/proposal.js';
 import type { RateLimited } from '../../engine/proposal-quota.js';
@@ -22,6 +23,12 @@ export type ToolReply =
       /** Says how long to wait before proposing again. */
       readonly text: string;
       readonly retryAfterMs: number;
+    }
+  | {
+      /** The tenant's audit chain needs an operator's repair: nothing was proposed. */
+      readonly kind: 'corrupt_audit_chain';
+      readonly reason: 'corrupt_audit_chain';
+      readonly text: string;
     };
 
 const MAX_SUMMARY = 160;
@@ -72,7 +79,11 @@ export function proposedText(proposal: Proposal): string {
 
 /** Turns an engine propose result into the tool's reply. */
 export function toToolReply(
-  result: { readonly kind: 'proposed'; readonly proposal: Proposal } | InvalidRequest | RateLimited,
+  result:
+    | { readonly kind: 'proposed'; readonly proposal: Proposal }
+    | InvalidRequest
+    | RateLimited
+    | CorruptAuditChain,
 ): ToolReply {
   switch (result.kind) {
     case 'proposed':
@@ -91,5 +102,7 @@ export function toToolReply(
         text: result.modelMessage,
         retryAfterMs: result.retryAfterMs,
       };
+    case 'corrupt_audit_chain':
+      return { kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain', text: result.modelMessage };
   }
 }

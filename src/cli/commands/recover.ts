@@ -81,10 +81,12 @@ ${storeOptionsHelp(21, 'an existing SQLite file')}
   --json             print the summary as JSON
 
 With COUNTERSIGN_SEAL_KEY set (use the server's key), the audit events it appends are sealed.
-Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N chained=N
-(chained: audit events a crash left queued between a commit and their chaining, now chained)
-Exit codes: 0 done, 1 something was parked for an operator, 2 bad input (including expired
-attempts of an operation the configuration does not define: recovery would misjudge them).`,
+Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N held=N chained=N
+(held: attempts left as they were because their tenant's audit chain holds an event the engine
+did not write, corrupt_audit_chain: countersign audit verify names it, and an operator repairs
+it; chained: audit events a crash left queued between a commit and their chaining, now chained)
+Exit codes: 0 done, 1 something was parked or held for an operator, 2 bad input (including
+expired attempts of an operation the configuration does not define: recovery would misjudge them).`,
   options: {
     ...STORE_OPTIONS,
     config: { type: 'string' },
@@ -113,7 +115,15 @@ attempts of an operation the configuration does not define: recovery would misju
       }
       const sealKey = sealKeyFromEnv();
       const engine = await createEngine({ store, operations, ...(sealKey ? { sealKey } : {}) });
-      const total = { examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0, chained: 0 };
+      const total = {
+        examined: 0,
+        rerun: 0,
+        toReconciliation: 0,
+        parked: 0,
+        skipped: 0,
+        held: 0,
+        chained: 0,
+      };
       for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
         const summary: RecoverySummary = await engine.recover({ maxAttempts, limit });
         total.examined += summary.examined;
@@ -121,15 +131,16 @@ attempts of an operation the configuration does not define: recovery would misju
         total.toReconciliation += summary.toReconciliation;
         total.parked += summary.parked;
         total.skipped += summary.skipped;
+        total.held += summary.held;
         total.chained += summary.chained;
         if (summary.examined < limit) break;
       }
       io.stdout(
         args.values['json'] === true
           ? `${JSON.stringify(total)}\n`
-          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped} chained=${total.chained}\n`,
+          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped} held=${total.held} chained=${total.chained}\n`,
       );
-      return total.parked > 0 ? 1 : 0;
+      return total.parked > 0 || total.held > 0 ? 1 : 0;
     } finally {
       await store.close();
     }

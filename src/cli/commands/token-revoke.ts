@@ -51,7 +51,8 @@ ${storeOptionsHelp(27, 'an existing SQLite file')}
 
 Each revoked token is recorded in its tenant's audit chain (step "revoked", actor system:cli),
 sealed when COUNTERSIGN_SEAL_KEY is set. Exit 0 when something was revoked, 1 when nothing
-live matched, 2 on bad input.`,
+live matched or a tenant's audit chain holds an event countersign did not write (nothing is
+revoked then: corrupt_audit_chain), 2 on bad input.`,
   options: { ...STORE_OPTIONS },
   positionals: { min: 1, max: 1 },
   async run(args, io) {
@@ -76,6 +77,11 @@ live matched, 2 on bad input.`,
         case 'not_found':
           io.stderr(
             `no live token matches ${'secret' in selector ? 'the token read from stdin' : args.positionals[0]}\n`,
+          );
+          return 1;
+        case 'corrupt_audit_chain':
+          io.stderr(
+            `nothing was revoked: the audit chain of tenant ${result.tenant} holds an event countersign did not write (corrupt_audit_chain); \`countersign audit verify\` names it, and an operator must repair it first\n`,
           );
           return 1;
       }

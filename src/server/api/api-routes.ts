@@ -147,6 +147,8 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       });
     }
     if (result.kind === 'rate_limited') throw rateLimited(result);
+    if (result.kind === 'corrupt_audit_chain')
+      throw refusal(result.reason, result.message, { modelMessage: result.modelMessage });
     return c.json({ ...present(c, result.proposal), ...(result.grant ? { grant: result.grant } : {}) }, 201);
   });
 

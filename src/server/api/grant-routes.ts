@@ -115,7 +115,8 @@ export function grantRoutes(deps: {
       ...(input.note !== undefined ? { note: input.note } : {}),
       ...(input.satisfiesQuorum !== undefined ? { satisfiesQuorum: input.satisfiesQuorum } : {}),
     });
-    if (result.kind === 'forbidden') throw refusal('forbidden', result.message);
+    if (result.kind === 'forbidden' || result.kind === 'corrupt_audit_chain')
+      throw refusal(result.reason, result.message);
     if (result.kind === 'invalid_grant') {
       throw new HttpProblem(422, 'invalid_request', formatIssues(result.issues), {
         extra: { issues: result.issues },

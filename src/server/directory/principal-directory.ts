@@ -5,6 +5,7 @@ import type { Clock } from '../../engine/engine-context.js';
 import type { Actor } from '../../operation/actor.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
 import { sql } from '../../store/sql/sql.js';
+import { CorruptAuditChainError } from '../../store/store-errors.js';
 import type { Store } from '../../store/store.js';
 import { forgetExpired, releaseAttempt, reserveAttempt } from './login-limiter.js';
 import { dummyPasswordHash, hashPassword, passwordCost, verifyPassword } from './password.js';
@@ -123,7 +124,9 @@ export type TokenSelector =
 export type TokenRevocation =
   | { readonly kind: 'revoked'; readonly tokens: readonly TokenInfo[] }
   | { readonly kind: 'not_found' }
-  | { readonly kind: 'already_revoked'; readonly token: TokenInfo };
+  | { readonly kind: 'already_revoked'; readonly token: TokenInfo }
+  /** A tenant's audit chain holds an event the server did not write: nothing was revoked. */
+  | { readonly kind: 'corrupt_audit_chain'; readonly reason: 'corrupt_audit_chain'; readonly tenant: string };
 
 const TOKEN_ID = /^tok_([0-9a-f]{16})$/;
 const tokenIdOf = (hash: string): string => `tok_${hash.slice(0, 16)}`;
@@ -357,11 +360,25 @@ export class PrincipalDirectory {
    * from the commit on, the server answers those tokens 401 `unauthenticated`. Each revoked token
    * is audited in its tenant's hash chain (step `revoked`, the token id in place of a proposal id,
    * `actor` as the one who revoked it), sealed with `sealKey` when the server seals its events.
+   * When a tenant's chain holds an event the server did not write where the next one goes, nothing
+   * is revoked: `corrupt_audit_chain` (`countersign audit verify` names the event).
    *
    * @example
    * await directory.revokeTokens({ principal: 'agent:acme-assistant' }, { actor: 'system:cli' });
    */
   async revokeTokens(
+    selector: TokenSelector,
+    options: { readonly actor: string; readonly sealKey?: string | undefined },
+  ): Promise<TokenRevocation> {
+    try {
+      return await this.#revokeTokens(selector, options);
+    } catch (error) {
+      if (!(error instanceof CorruptAuditChainError)) throw error;
+      return { kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain', tenant: error.tenant };
+    }
+  }
+
+  async #revokeTokens(
     selector: TokenSelector,
     options: { readonly actor: string; readonly sealKey?: string | undefined },
   ): Promise<TokenRevocation> {

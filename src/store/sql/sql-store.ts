@@ -53,6 +53,7 @@ import type {
   TransactionOptions,
 } from '../store.js';
 import type { SqlDriver, SqlSession } from './driver.js';
+import { CorruptAuditChainError } from '../store-errors.js';
 import { SqlQuery, sql, valuesStatement } from './sql.js';
 
 /** One versioned schema migration: statements (scripts on SQLite) applied in one transaction. */
@@ -78,8 +79,25 @@ const insertInto = (table: string, columns: readonly string[]) =>
   valuesStatement(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (`, columns.length, ')');
 const INSERT_PROPOSAL = insertInto('countersign_proposals', PROPOSAL_COLS);
 const INSERT_ATTEMPT = insertInto('countersign_attempts', ATTEMPT_COLS);
-const INSERT_AUDIT = insertInto('countersign_audit_events', AUDIT_COLS);
-const INSERT_QUEUED = insertInto('countersign_audit_queue', QUEUE_COLUMNS);
+// An event goes where its tenant's head says the chain ends. A row already there was not written
+// by the engine (a database writer's): the insert skips it, so the append sees 0 rows written and
+// refuses (CorruptAuditChainError) without a failed statement, which would end a PostgreSQL
+// transaction. Only the place conflicts this way: a second event with an id the chain holds is a bug.
+const ON_TAKEN_PLACE = ' ON CONFLICT (tenant, seq) DO NOTHING';
+const INSERT_AUDIT = valuesStatement(
+  `INSERT INTO countersign_audit_events (${AUDIT_COLS.join(', ')}) VALUES (`,
+  AUDIT_COLS.length,
+  `)${ON_TAKEN_PLACE}`,
+);
+// Queued rows come back with the first event of their tenant past its committed head, if any: the
+// engine writes an event and its head in one commit, so such an event is a database writer's, and
+// the queuing transaction is refused before it commits, like one that chains.
+const QUEUED_PAST_HEAD = ` RETURNING tenant, (SELECT e.seq FROM countersign_audit_events e WHERE e.tenant = countersign_audit_queue.tenant AND e.seq > COALESCE((SELECT h.seq FROM countersign_audit_heads h WHERE h.tenant = countersign_audit_queue.tenant), 0) ORDER BY e.seq LIMIT 1) AS foreign_seq`;
+const INSERT_QUEUED = valuesStatement(
+  `INSERT INTO countersign_audit_queue (${QUEUE_COLUMNS.join(', ')}) VALUES (`,
+  QUEUE_COLUMNS.length,
+  `)${QUEUED_PAST_HEAD}`,
+);
 // Queued events chained per statement round: bounds one chaining transaction's reads.
 const CHAIN_BATCH = 500;
 // Queue reads of one chaining pass while it keeps finding events (see takeHeadAndDrain).
@@ -278,7 +296,15 @@ export class SqlStore implements Store {
             )
           ).map((r) => String(r['tenant']));
     let count = 0;
-    for (const tenant of tenants) count += (await this.#chainTenant(tenant, chainer)).size;
+    for (const tenant of tenants) {
+      try {
+        count += (await this.#chainTenant(tenant, chainer)).size;
+      } catch (error) {
+        // The tenant's next place holds an event the engine did not write: its queue waits, like
+        // a queued row the key did not seal, until an operator repairs the chain.
+        if (!(error instanceof CorruptAuditChainError)) throw error;
+      }
+    }
     return count;
   }
 
@@ -702,7 +728,12 @@ class SqlTransaction implements StoreTransaction {
         this.#storable('countersign_audit_events', AUDIT_COLS, row);
         return sql`(${sql.list(row)})`;
       });
-      const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}`;
+      const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}${sql.raw(ON_TAKEN_PLACE)}`;
+      // Fewer rows written than linked: a place the batch needed was taken (see ON_TAKEN_PLACE).
+      // Thrown, the transaction rolls back: the batch stays queued, chained on top of nothing.
+      const refuseShort = (written: number) => {
+        if (written !== events.length) throw new CorruptAuditChainError(tenant, events[0]!.seq);
+      };
       const dequeue = sql`DELETE FROM countersign_audit_queue WHERE n IN (${sql.list(taken)})`;
       if (this.#rowLocks) {
         // PostgreSQL: the batch, the dequeue and the new head in one statement (one round trip),
@@ -712,14 +743,18 @@ class SqlTransaction implements StoreTransaction {
         const head = this.#heads.get(tenant)!;
         const write = sql`taken AS (${dequeue} RETURNING n), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant})`;
         if (!again) {
-          await this.#s.run(sql`WITH ${write} ${insert}`);
+          refuseShort((await this.#s.run(sql`WITH ${write} ${insert}`)).changes);
           break;
         }
-        rows = await this.#s.all(
-          sql`WITH ${write}, chained AS (${insert}) ${queueRead(sql` AND q.n NOT IN (SELECT n FROM taken)`)}`,
+        // The count of rows written rides on every row read back, and on one row of nulls when the
+        // queue is empty, so the check costs no statement of its own.
+        const read = await this.#s.all(
+          sql`WITH ${write}, chained AS (${insert} RETURNING 1), waiting AS (${queueRead(sql` AND q.n NOT IN (SELECT n FROM taken)`)}) SELECT c.written, w.* FROM (SELECT count(*) AS written FROM chained) c LEFT JOIN waiting w ON true ORDER BY w.n`,
         );
+        refuseShort(Number(read[0]?.['written']));
+        rows = read.filter((row) => row['n'] !== null);
       } else {
-        await this.#s.run(insert);
+        refuseShort((await this.#s.run(insert)).changes);
         await this.#s.run(dequeue);
         this.#advanced.add(tenant);
         if (!again) break;
@@ -764,7 +799,9 @@ class SqlTransaction implements StoreTransaction {
     const event = chainer.link(this.#heads.get(tenant) ?? undefined, draft);
     const row = auditRow(event);
     this.#storable('countersign_audit_events', AUDIT_COLS, row);
-    await this.#s.run(INSERT_AUDIT(row));
+    // Thrown, the transaction rolls back: nothing it did is half-applied (see ON_TAKEN_PLACE).
+    if ((await this.#s.run(INSERT_AUDIT(row))).changes !== 1)
+      throw new CorruptAuditChainError(tenant, event.seq);
     this.#heads.set(tenant, { seq: event.seq, chainHash: event.chainHash });
     this.#advanced.add(tenant);
     return event;
@@ -813,11 +850,13 @@ class SqlTransaction implements StoreTransaction {
         return sql`(${sql.list(row)})`;
       });
       const head = this.#heads.get(tenant)!;
-      // A drain in #tryHead may have advanced the head: this statement writes the final one.
+      // A drain in #enterHead may have advanced the head: this statement writes the final one.
       this.#advanced.delete(tenant);
-      await this.#s.run(
-        sql`WITH head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(rows, ', ')}`,
+      const { changes } = await this.#s.run(
+        sql`WITH head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(rows, ', ')}${sql.raw(ON_TAKEN_PLACE)}`,
       );
+      // Thrown, the transaction rolls back (see ON_TAKEN_PLACE).
+      if (changes !== rows.length) throw new CorruptAuditChainError(tenant, head.seq - rows.length + 1);
     }
     this.#deferred.clear();
   }
@@ -830,14 +869,20 @@ class SqlTransaction implements StoreTransaction {
   async beforeCommit(): Promise<void> {
     if (this.#deferred.size > 0) await this.#chainOrQueue();
     const rows = this.#unwritten.splice(0);
-    if (rows.length === 1) await this.#s.run(INSERT_QUEUED(rows[0]!));
-    else if (rows.length > 1)
-      await this.#s.run(
-        sql`INSERT INTO countersign_audit_queue (${sql.raw(QUEUE_COLUMNS.join(', '))}) VALUES ${sql.join(
-          rows.map((row) => sql`(${sql.list(row)})`),
-          ', ',
-        )}`,
-      );
+    const queued =
+      rows.length === 0
+        ? []
+        : rows.length === 1
+          ? await this.#s.all(INSERT_QUEUED(rows[0]!))
+          : await this.#s.all(
+              sql`INSERT INTO countersign_audit_queue (${sql.raw(QUEUE_COLUMNS.join(', '))}) VALUES ${sql.join(
+                rows.map((row) => sql`(${sql.list(row)})`),
+                ', ',
+              )}${sql.raw(QUEUED_PAST_HEAD)}`,
+            );
+    for (const row of queued)
+      if (row['foreign_seq'] != null)
+        throw new CorruptAuditChainError(String(row['tenant']), Number(row['foreign_seq']));
     for (const tenant of this.#advanced) {
       const head = this.#heads.get(tenant)!;
       await this.#s.run(
