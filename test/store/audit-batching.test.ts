@@ -296,6 +296,36 @@ describe.skipIf(backend.kind !== 'server')(
       }
     });
 
+    it('a read waits for the chaining its store started for a second at most: another process holding the head does not hold the read', async () => {
+      const schema = backend.newSchema();
+      const store = await openMigrated({ schema, max: 4 });
+      const other = await backend.store({ schema, max: 2 });
+      try {
+        await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
+        const holder = await holdHead(other, 'acme');
+        const queued = await store.transaction(
+          (tx) => tx.appendAudit('acme', draft('acme', 'evt_waiting'), sealed),
+          { chainInBackground: true },
+        );
+        const started = performance.now();
+        const waiting = await store.read((tx) => tx.listQueuedAudit('acme', 10));
+        const waited = performance.now() - started;
+        // Answered while the head is still held: the event is committed, queued, not chained.
+        expect(waiting.map((q) => q.event.id)).toEqual(['evt_waiting']);
+        expect(queued.seq).toBe(0);
+        expect(waited).toBeGreaterThanOrEqual(900);
+        expect(waited).toBeLessThan(5_000);
+        await holder.release();
+        expect((await store.read((tx) => tx.listAudit('acme', { limit: 10 }))).map((e) => e.id)).toEqual([
+          'evt_first',
+          'evt_waiting',
+        ]);
+      } finally {
+        await other.close();
+        await store.close();
+      }
+    });
+
     it('8 connections appending at once: one gapless chain, each transaction’s events in its own order', async () => {
       const store = await openMigrated({ max: 8 });
       try {

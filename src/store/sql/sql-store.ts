@@ -102,6 +102,8 @@ const INSERT_QUEUED = valuesStatement(
 const CHAIN_BATCH = 500;
 // Queue reads of one chaining pass while it keeps finding events (see takeHeadAndDrain).
 const PASS_READS = 3;
+// How long a read waits for the chaining this store's commits started (see read).
+const CHAINING_WAIT_MS = 1_000;
 
 /**
  * The one SQL store: every statement of the {@link Store} contract written once (the `sql` tag),
@@ -310,8 +312,9 @@ export class SqlStore implements Store {
 
   async read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T> {
     // Reads see this store's own writes chained: the chaining its commits started ends first
-    // (before a connection is taken, which a pass may need).
-    if (this.#chaining.size > 0) await Promise.all(this.#chaining);
+    // (before a connection is taken, which a pass may need). Not for longer than a bound, though:
+    // a pass waits for the head, which another process may hold, and a read must not wait with it.
+    if (this.#chaining.size > 0) await settled([...this.#chaining], CHAINING_WAIT_MS);
     return this.#driver.read((session) => fn(new SqlTransaction(session, this.#driver, undefined)));
   }
 
@@ -375,6 +378,18 @@ function updateOf(
     UPDATE_SHAPES.set(key, shape);
   }
   return { shape, values };
+}
+
+/** Resolves once every one of `promises` has (they never reject), or after `ms`, whichever is first. */
+async function settled(promises: readonly Promise<void>[], ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    Promise.all(promises),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /** Counts one holder or waiter less at a tenant's head. */
