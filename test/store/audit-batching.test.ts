@@ -71,6 +71,30 @@ async function queueByHand(store: Store, event: QueuedAuditEvent, seal: string |
   );
 }
 
+/** Holds the tenant's chain head in a transaction of its own until `release()`: others queue. */
+async function holdHead(store: Store, tenant: string): Promise<{ release: () => Promise<void> }> {
+  let held!: () => void;
+  let release!: () => void;
+  const holding = new Promise<void>((r) => {
+    held = r;
+  });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const done = store.transaction(async (tx) => {
+    await tx.local.all(sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`);
+    held();
+    await gate;
+  });
+  await holding;
+  return {
+    release: async () => {
+      release();
+      await done;
+    },
+  };
+}
+
 beforeAll(async () => {
   await (await backend.store()).close();
 }, 60_000);
@@ -87,23 +111,8 @@ describe.skipIf(backend.kind !== 'server')(
       try {
         // The tenant's head row exists once its first event commits (creating it waits, once).
         await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
-        let held!: () => void;
-        let release!: () => void;
-        const holding = new Promise<void>((r) => {
-          held = r;
-        });
-        const gate = new Promise<void>((r) => {
-          release = r;
-        });
         // The other process holds the head (as its chaining pass or its last statement would).
-        const a = other.transaction(async (tx) => {
-          await tx.local.all(
-            sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${'acme'} FOR UPDATE`,
-          );
-          held();
-          await gate;
-        });
-        await holding;
+        const holder = await holdHead(other, 'acme');
         const proposal = sampleProposal({ tenant: 'acme', id: 'prp_queued' });
         const b = store.transaction(async (tx) => {
           await tx.insertProposal(proposal);
@@ -116,8 +125,7 @@ describe.skipIf(backend.kind !== 'server')(
         const queued = await store.read((tx) => tx.listQueuedAudit('acme', 10));
         expect(queued.map((q) => q.event.id)).toEqual(['evt_queued']);
         expect(sealed.acceptsQueued(queued[0]!.event, queued[0]!.seal)).toBe(true);
-        release();
-        await a;
+        await holder.release();
         // Filled in before B's transaction resolved: chained once the head was free, sealed.
         const second = await b;
         expect([second.id, second.seq]).toEqual(['evt_queued', 2]);
@@ -170,22 +178,7 @@ describe.skipIf(backend.kind !== 'server')(
       const other = await backend.store({ schema, max: 2 });
       try {
         await store.transaction((tx) => tx.appendAudit('acme', draft('acme', 'evt_first'), sealed));
-        let held!: () => void;
-        let release!: () => void;
-        const holding = new Promise<void>((r) => {
-          held = r;
-        });
-        const gate = new Promise<void>((r) => {
-          release = r;
-        });
-        const a = other.transaction(async (tx) => {
-          await tx.local.all(
-            sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${'acme'} FOR UPDATE`,
-          );
-          held();
-          await gate;
-        });
-        await holding;
+        const holder = await holdHead(other, 'acme');
         // Resolves while the head is still held: committed, queued, not chained yet.
         const queued = await store.transaction(
           (tx) => tx.appendAudit('acme', draft('acme', 'evt_background'), sealed),
@@ -193,8 +186,7 @@ describe.skipIf(backend.kind !== 'server')(
         );
         expect([queued.id, queued.seq, queued.chainHash]).toEqual(['evt_background', 0, '']);
         const reading = store.read((tx) => tx.listAudit('acme', { limit: 10 }));
-        release();
-        await a;
+        await holder.release();
         // The read waited for the pass: this process sees its own event chained.
         expect((await reading).map((e) => [e.id, e.seq])).toEqual([
           ['evt_first', 1],
@@ -207,30 +199,6 @@ describe.skipIf(backend.kind !== 'server')(
         await store.close();
       }
     });
-
-    /** Holds the tenant's chain head in a transaction of its own until `release()`: others queue. */
-    const holdHead = async (store: Store, tenant: string) => {
-      let held!: () => void;
-      let release!: () => void;
-      const holding = new Promise<void>((r) => {
-        held = r;
-      });
-      const gate = new Promise<void>((r) => {
-        release = r;
-      });
-      const done = store.transaction(async (tx) => {
-        await tx.local.all(sql`SELECT seq FROM countersign_audit_heads WHERE tenant = ${tenant} FOR UPDATE`);
-        held();
-        await gate;
-      });
-      await holding;
-      return {
-        release: async () => {
-          release();
-          await done;
-        },
-      };
-    };
 
     it('a transaction that queues while the place the chain takes next holds a writer’s event is refused before it commits', async () => {
       const store = await openMigrated({ max: 4 });
