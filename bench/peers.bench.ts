@@ -21,7 +21,8 @@
  *
  * Same scripted model (one script, each framework's model interface), same payment work, same
  * SQLite settings (WAL, synchronous=NORMAL), one process. Rounds are interleaved in a rotating
- * order and the median round is reported. CPU time is `process.cpuUsage()` (user + system).
+ * order; each flow's median round is reported, and overheads and ratios are medians of per-round
+ * differences and ratios. CPU time is `process.cpuUsage()` (user + system).
  * Bytes stored are the bytes of every column of every row a flow wrote for the cycle.
  *
  * CYCLES (per flow per round, default 300) and ROUNDS (default 5) tune the run.
@@ -639,12 +640,19 @@ if (only !== undefined) {
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 }
+const flowOf = (framework: Flow['framework'], kind: Flow['kind']) =>
+  flows.find((f) => f.framework === framework && f.kind === kind)!;
 const baseline = (framework: Flow['framework'], kind: Flow['kind'] = 'direct') =>
-  results.find((r) => r.flow.framework === framework && r.flow.kind === kind)!.cpuUs;
+  results.find((r) => r.flow === flowOf(framework, kind))!.cpuUs;
+// Per round, as paired differences: every flow ran once in each round, so a slower or faster
+// stretch of the machine moves a flow and its baseline together and cancels out of their difference.
+const perRound = (flow: Flow) => samples.get(flow.name)!.map((x) => x.cpuUs);
+const overheads = (flow: Flow): number[] => {
+  const base = perRound(flowOf(flow.framework, 'direct'));
+  return perRound(flow).map((cpu, round) => cpu - base[round]!);
+};
 const withOverhead = results.map((r) =>
-  r.flow.kind === 'direct' || r.flow.kind === 'engine'
-    ? r
-    : { ...r, overheadUs: r.cpuUs - baseline(r.flow.framework) },
+  r.flow.kind === 'direct' || r.flow.kind === 'engine' ? r : { ...r, overheadUs: median(overheads(r.flow)) },
 );
 
 const fmt = (n: number, digits = 0) =>
@@ -658,19 +666,21 @@ const lines = [
       `| ${r.flow.name} | ${fmt(r.cpuUs)} | ${fmt(r.perSecond)} | ${r.flow.kind === 'direct' ? 'baseline' : r.overheadUs === undefined ? '—' : fmt(r.overheadUs)} | ${kb(r.bytes.pause)} | ${kb(r.bytes.cycle)} |`,
   ),
 ];
-const ratio = (framework: Flow['framework']) => {
-  const peer = withOverhead.find((r) => r.flow.framework === framework && r.flow.kind === 'approval')!
-    .overheadUs!;
-  const ours = withOverhead.find((r) => r.flow.framework === framework && r.flow.kind === 'countersign')!
-    .overheadUs!;
-  const twoTurn = baseline(framework, 'two-turn');
-  const cycle = withOverhead.find(
-    (r) => r.flow.framework === framework && r.flow.kind === 'countersign',
-  )!.cpuUs;
-  const floor = withOverhead.find((r) => r.flow.framework === framework && r.flow.kind === 'floor')!
-    .overheadUs!;
-  return { peer, ours, ratio: ours / peer, overTwoTurn: cycle - twoTurn, floor, floorRatio: floor / peer };
+const overheadOf = (framework: Flow['framework'], kind: Flow['kind']) =>
+  withOverhead.find((r) => r.flow === flowOf(framework, kind))!.overheadUs!;
+/** The median over rounds of one flow's overhead divided by the peer's, both from the same round. */
+const roundRatio = (framework: Flow['framework'], kind: Flow['kind']) => {
+  const peer = overheads(flowOf(framework, 'approval'));
+  return median(overheads(flowOf(framework, kind)).map((ours, round) => ours / peer[round]!));
 };
+const ratio = (framework: Flow['framework']) => ({
+  peer: overheadOf(framework, 'approval'),
+  ours: overheadOf(framework, 'countersign'),
+  ratio: roundRatio(framework, 'countersign'),
+  overTwoTurn: baseline(framework, 'countersign') - baseline(framework, 'two-turn'),
+  floor: overheadOf(framework, 'floor'),
+  floorRatio: roundRatio(framework, 'floor'),
+});
 const oa = ratio('OpenAI Agents JS');
 const lg = ratio('LangGraph.js');
 process.stdout.write(
@@ -679,9 +689,10 @@ process.stdout.write(
     '',
     ...lines,
     '',
-    `countersign approval overhead vs OpenAI Agents JS: ${fmt(oa.ours)} µs vs ${fmt(oa.peer)} µs = ${fmt(oa.ratio, 2)}× (target ≤ 0.5×: ${oa.ratio <= 0.5 ? 'met' : 'not met'})`,
-    `countersign approval overhead vs LangGraph.js:     ${fmt(lg.ours)} µs vs ${fmt(lg.peer)} µs = ${fmt(lg.ratio, 2)}× (target ≤ 0.25×: ${lg.ratio <= 0.25 ? 'met' : 'not met'})`,
-    `the same-rows floor's overhead (two turns + countersign's rows written by hand, nothing checked): ${fmt(oa.floor)} µs = ${fmt(oa.floorRatio, 2)}× OpenAI Agents JS's, ${fmt(lg.floor)} µs = ${fmt(lg.floorRatio, 2)}× LangGraph.js's`,
+    `approval overheads are medians of per-round differences; ratios are medians of per-round ratios`,
+    `countersign approval overhead vs OpenAI Agents JS: ${fmt(oa.ours)} µs vs ${fmt(oa.peer)} µs: ${fmt(oa.ratio, 2)}× (target ≤ 0.5×: ${oa.ratio <= 0.5 ? 'met' : 'not met'})`,
+    `countersign approval overhead vs LangGraph.js:     ${fmt(lg.ours)} µs vs ${fmt(lg.peer)} µs: ${fmt(lg.ratio, 2)}× (target ≤ 0.25×: ${lg.ratio <= 0.25 ? 'met' : 'not met'})`,
+    `the same-rows floor's overhead (two turns + countersign's rows written by hand, nothing checked): ${fmt(oa.floor)} µs, ${fmt(oa.floorRatio, 2)}× OpenAI Agents JS's; ${fmt(lg.floor)} µs, ${fmt(lg.floorRatio, 2)}× LangGraph.js's`,
     `countersign cycle over the same two-turn shape without approval: ${fmt(oa.overTwoTurn)} µs (OpenAI Agents JS), ${fmt(lg.overTwoTurn)} µs (LangGraph.js); the engine alone: ${fmt(baseline('none', 'engine'))} µs`,
     '',
   ].join('\n'),
