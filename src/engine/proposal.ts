@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { digest, displayHash, sha256Hex } from '../canonical/digest.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { type DeepReadonly, freeze } from '../canonical/freeze.js';
+import type { DeepReadonly } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
@@ -209,9 +209,9 @@ export function recomputeContractDigest(record: ProposalRecord): string {
   );
 }
 
-/** Parses stored JSON text and deep-freezes it. */
+/** Parses stored JSON text, deep-frozen as it is parsed (no second canonicalization and parse). */
 export function frozenJson(text: string): unknown {
-  return freeze<unknown>(parseStoredJson(text));
+  return parseStoredJson(text);
 }
 
 /**
