@@ -9,6 +9,7 @@ import {
   proposalTools,
   stopAtProposal,
 } from '../../src/adapters/ai-sdk/index.js';
+import { forgeNextAuditEvent } from '../support/forge-audit.js';
 import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
@@ -208,6 +209,32 @@ describe('countersign/ai-sdk over a proposal quota', () => {
       expect(await q.proposals()).toHaveLength(1);
     } finally {
       await q.close();
+    }
+  });
+});
+
+describe('countersign/ai-sdk when a database writer blocked the tenant’s audit chain', () => {
+  it('corrupt_audit_chain does not stop the loop and never reads as waiting; nothing is stored', async () => {
+    const c = await adapterHarness();
+    try {
+      const tools = proposalTools(c.engine, c.binding('run-c'));
+      const { script, views } = plannedScript({
+        'Pay invoice inv-104': { calls: [pay('inv-104')] },
+        'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'It is on hold.' },
+      });
+      const model = scriptedLanguageModel(script);
+      const stopWhen = [stepCountIs(5), stopAtProposal];
+      await generateText({ model, tools, stopWhen, prompt: 'Pay invoice inv-104' });
+      forgeNextAuditEvent(c.store, 'acme');
+      const second = await generateText({ model, tools, stopWhen, prompt: 'Pay invoice inv-107' });
+      const refusal = String(second.steps[0]?.toolResults[0]?.output);
+      expect(refusal).toContain('Nothing was recorded or executed');
+      expect(refusal).not.toMatch(/^Proposal /);
+      expect(second.text).toBe('It is on hold.');
+      expect(views).toHaveLength(3);
+      expect(await c.proposals()).toHaveLength(1);
+    } finally {
+      await c.close();
     }
   });
 });

@@ -10,6 +10,7 @@ import {
   proposalMade,
   proposalTools,
 } from '../../src/adapters/langgraph/index.js';
+import { forgeNextAuditEvent } from '../support/forge-audit.js';
 import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
@@ -326,5 +327,36 @@ describe('countersign/langgraph over a proposal quota', () => {
     } finally {
       await q.close();
     }
+  });
+});
+
+describe('countersign/langgraph when a database writer blocked the tenant’s audit chain', () => {
+  it('corrupt_audit_chain is an error reply with its artifact; proposalMade routes back to the model; nothing is stored', async () => {
+    const first = await graphFor('run-c', {
+      'Pay invoice inv-104': { calls: [pay('inv-104')] },
+    }).graph.invoke({
+      messages: [new HumanMessage('Pay invoice inv-104')],
+    });
+    expect(proposalMade(first.messages)).toBe(true);
+    forgeNextAuditEvent(h.store, 'acme');
+    const { graph, views } = graphFor('run-c', {
+      'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'It is on hold.' },
+    });
+    const state = await graph.invoke({ messages: [new HumanMessage('Pay invoice inv-107')] });
+    const [reply] = toolMessages(state.messages);
+    expect(reply?.status).toBe('error');
+    expect(reply?.artifact).toEqual({
+      countersign: 'corrupt_audit_chain',
+      reason: 'corrupt_audit_chain',
+      operation: 'invoice.pay',
+    });
+    expect(String(reply?.content)).toContain('Nothing was recorded or executed');
+    expect(String(reply?.content)).not.toMatch(/^Proposal /);
+    expect(proposalMade(state.messages)).toBe(false);
+    expect(state.messages.at(-1)?.content).toBe('It is on hold.');
+    expect(views).toHaveLength(2);
+    expect((await h.proposals()).map((p) => (p.request as { invoice_id: string }).invoice_id)).toEqual([
+      'inv-104',
+    ]);
   });
 });

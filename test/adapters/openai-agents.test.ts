@@ -10,6 +10,7 @@ import {
   stopAtProposal,
 } from '../../src/adapters/openai-agents/index.js';
 import { ConfigurationError } from '../../src/index.js';
+import { forgeNextAuditEvent } from '../support/forge-audit.js';
 import { type AdapterHarness, adapterHarness } from './support/adapter-harness.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
@@ -330,6 +331,40 @@ describe('countersign/openai-agents over a proposal quota', () => {
       ]);
     } finally {
       await q.close();
+    }
+  });
+});
+
+describe('countersign/openai-agents when a database writer blocked the tenant’s audit chain', () => {
+  it('corrupt_audit_chain is a refusal the run goes on from, never "waiting for approval"; nothing is stored', async () => {
+    const c = await adapterHarness();
+    try {
+      const { script, views } = plannedScript({
+        'Pay invoice inv-104': { calls: [pay('inv-104')] },
+        'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'It is on hold.' },
+      });
+      const runner = new Runner({
+        modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
+        tracingDisabled: true,
+      });
+      const agent = new Agent({
+        name: 'Payables assistant',
+        instructions: 'Help with supplier invoices.',
+        tools: proposalTools(c.engine, c.binding('run-c')),
+        toolUseBehavior: stopAtProposal,
+      });
+      await runner.run(agent, 'Pay invoice inv-104');
+      forgeNextAuditEvent(c.store, 'acme');
+      const second = await runner.run(agent, 'Pay invoice inv-107');
+      const refusal = views.at(-1)?.toolResults[0] ?? '';
+      expect(refusal).toContain('Nothing was recorded or executed');
+      expect(refusal).not.toMatch(/^Proposal /);
+      expect(second.finalOutput).toBe('It is on hold.');
+      expect((await c.proposals()).map((p) => (p.request as { invoice_id: string }).invoice_id)).toEqual([
+        'inv-104',
+      ]);
+    } finally {
+      await c.close();
     }
   });
 });

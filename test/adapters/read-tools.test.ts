@@ -15,6 +15,7 @@ import * as openaiAgents from '../../src/adapters/openai-agents/index.js';
 import type { AgentBinding } from '../../src/adapters/shared/agent-binding.js';
 import { type AuditEvent, ConfigurationError } from '../../src/index.js';
 import { type Harness, harness } from '../support/engine.js';
+import { FORGED_EVENT_ID, forgeNextAuditEvent } from '../support/forge-audit.js';
 import { plannedScript, type TurnPlan } from './support/planned-script.js';
 
 let h: Harness;
@@ -179,6 +180,26 @@ describe('read tools through LangGraph (scripted chat model)', () => {
       expect(event?.proposalId).toBe((reply?.artifact as { readId?: string } | undefined)?.readId);
       expect(event?.proposalId).toMatch(/^read_/);
     }
+  });
+
+  it('withholds the rows when a database writer blocked the tenant’s audit chain (corrupt_audit_chain, status error)', async () => {
+    const config = { configurable: { tenant: 'acme', run_id: 'run-acme' } };
+    await graphFor(plan(LIST)).graph.invoke({ messages: [new HumanMessage(ASK)] }, config);
+    forgeNextAuditEvent(h.store, 'acme');
+    const g = graphFor(plan(LIST));
+    const state = await g.graph.invoke({ messages: [new HumanMessage(ASK)] }, config);
+    const [reply] = toolMessages(state.messages);
+    expect(reply?.status).toBe('error');
+    expect(reply?.artifact).toEqual({
+      countersign: 'corrupt_audit_chain',
+      reason: 'corrupt_audit_chain',
+      tool: 'list_open_invoices',
+    });
+    expect(String(reply?.content)).toContain('Nothing was recorded or executed');
+    for (const id of ownIds('acme')) expect(String(reply?.content)).not.toContain(id);
+    expect(state.messages.at(-1)?.content).toBe('Here they are.');
+    // The first read's event and the writer's copy of it: the refused read recorded nothing.
+    expect((await reads('acme')).map((e) => e.id === FORGED_EVENT_ID)).toEqual([false, true]);
   });
 
   it('answers input the strict schema refuses with countersign’s refusal (status error)', async () => {
