@@ -145,6 +145,18 @@ export async function verifyAudit(
         message: `the chain head says #${head.seq} but the last event is #${last?.seq ?? 0}: events were removed or added`,
       };
     }
+    // The head is written in the same commit as the events it ends: events without one mean it was
+    // removed (every append of the tenant is then refused, corrupt_audit_chain, until it is back).
+    if (!head && last) {
+      return {
+        kind: 'broken',
+        tenant,
+        seq: last.seq + 1,
+        eventId: null,
+        problem: 'head_mismatch',
+        message: `no chain head is stored but the last event is #${last.seq}: the head was removed`,
+      };
+    }
     const cp = options.checkpoint;
     if (cp && cp.tenant === tenant) {
       const at = all.find((e) => e.seq === cp.seq);

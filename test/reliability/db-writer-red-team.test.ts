@@ -537,6 +537,64 @@ for (const { name, skip } of BACKENDS) {
       await expectForgedNamed(seq);
     });
 
+    it('a deleted chain head makes every call that records refuse by name (corrupt_audit_chain), never a second event #1 or a 500; restoring the head resumes the chain', async () => {
+      const pending = (await propose('inv-s-0')).proposal;
+      // This process reads its own events chained (the engine's calls return at commit).
+      const head = await store.read((tx) => tx.auditHead('acme'));
+      expect(head?.seq).toBeGreaterThan(0);
+      expect(await sql.run('DELETE FROM countersign_audit_heads WHERE tenant = ?', ['acme'])).toBe(1);
+      const proposals = async () =>
+        Number((await sql.all('SELECT count(*) AS n FROM countersign_proposals'))[0]!['n']);
+      const before = await proposals();
+      expect(
+        await engine.propose({
+          operation: 'invoice.pay',
+          request: { invoice_id: 'inv-s-1' },
+          tenant: 'acme',
+          requestedBy: agent().id,
+          runId: 'run-headless',
+        }),
+      ).toMatchObject({ kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain' });
+      expect(
+        await engine.approveAndExecute({
+          tenant: 'acme',
+          proposalId: pending.id,
+          approver: ada,
+          seenDigest: pending.digest,
+        }),
+      ).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_audit_chain' });
+      expect(await proposals()).toBe(before);
+      expect((await engine.get('acme', pending.id))?.status).toBe('pending');
+      expect(world.provider.calls).toBe(0);
+      // One event #1, the genuine one; nothing queued to be chained onto a second.
+      expect(
+        (await sql.all("SELECT id FROM countersign_audit_events WHERE tenant = 'acme' AND seq = 1")).length,
+      ).toBe(1);
+      expect(await sql.all("SELECT n FROM countersign_audit_queue WHERE tenant = 'acme'")).toEqual([]);
+      // Audit verify names the removed head, where the operator is told to look.
+      expect(await verifyAudit(store, { sealKey: SEAL_KEY })).toMatchObject({
+        kind: 'broken',
+        tenant: 'acme',
+        seq: head!.seq + 1,
+        problem: 'head_mismatch',
+      });
+      // An operator puts the head back where the chain ends: appends resume, the chain intact.
+      await sql.run('INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?)', [
+        'acme',
+        head!.seq,
+        head!.chainHash,
+      ]);
+      const paid = await engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: pending.id,
+        approver: ada,
+        seenDigest: pending.digest,
+      });
+      expect(paid.kind === 'completed' && paid.outcome.kind).toBe('succeeded');
+      expect(world.provider.calls).toBe(1);
+      expect(await verifyAudit(store, { sealKey: SEAL_KEY })).toMatchObject({ kind: 'intact' });
+    });
+
     it('a finished proposal set back to pending by hand is replayed, never executed again', async () => {
       const p = (await propose('inv-104')).proposal;
       const first = await engine.approveAndExecute({
