@@ -44,17 +44,19 @@ export function corruptAuditChain(
 /**
  * Runs `call`, whose transactions record audit events. When the store refuses one because the
  * tenant's chain holds an event the engine did not write, that transaction rolled back (nothing of
- * it is applied) and the answer is `refuse(refusal)`. Any other error is rethrown as it was.
+ * it is applied), the refusal is logged with `fields`, and the answer is `refuse(refusal)`. Any
+ * other error is rethrown as it was.
  */
 export async function refusingCorruptChain<T, R>(
   ctx: EngineContext,
   call: () => Promise<T>,
   refuse: (refusal: CorruptAuditChain) => R,
+  fields: object = {},
 ): Promise<T | R> {
   try {
     return await call();
   } catch (error) {
     if (!(error instanceof CorruptAuditChainError)) throw error;
-    return refuse(corruptAuditChain(ctx, error));
+    return refuse(corruptAuditChain(ctx, error, fields));
   }
 }

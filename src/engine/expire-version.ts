@@ -1,6 +1,5 @@
-import { CorruptAuditChainError } from '../store/store-errors.js';
 import { inTransaction } from './audit-step.js';
-import { corruptAuditChain } from './corrupt-audit-chain.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 
 /** Which pending proposals a schema change retires. */
@@ -38,48 +37,48 @@ export async function expireVersion(
 
 /** Expires up to 500 of a tenant's retired pending proposals in one transaction: how many (0 when held). */
 async function expireBatch(ctx: EngineContext, input: ExpireVersionInput, tenant: string): Promise<number> {
-  try {
-    return await inTransaction(ctx, async (t) => {
-      const pending = await t.tx.listProposals(tenant, {
-        status: 'pending',
-        operation: input.operation,
-        limit: 500,
-      });
-      let count = 0;
-      for (const record of pending.filter((p) => p.scopeVersion < input.below)) {
-        const now = ctx.clock.now();
-        if (
-          !(await t.tx.updateProposal(
-            tenant,
-            record.id,
-            { status: 'pending' },
-            {
-              status: 'expired',
-              decisionNote: `scope version ${record.scopeVersion} retired`,
-              updatedAt: now,
-            },
-          ))
-        )
-          continue;
-        await t.record({
-          tenant,
-          proposalId: record.id,
-          operation: record.operation,
-          proposedAt: record.createdAt,
-          runId: record.runId,
-          step: 'expired',
-          actor: input.actor,
-          reason: 'unsupported_scope_version',
-          digests: { proposed: record.digest },
-          detail: { scopeVersion: record.scopeVersion, below: input.below },
+  return refusingCorruptChain(
+    ctx,
+    () =>
+      inTransaction(ctx, async (t) => {
+        const pending = await t.tx.listProposals(tenant, {
+          status: 'pending',
+          operation: input.operation,
+          limit: 500,
         });
-        count++;
-      }
-      return count;
-    });
-  } catch (error) {
-    if (!(error instanceof CorruptAuditChainError)) throw error;
-    corruptAuditChain(ctx, error, { action: 'expire_version', operation: input.operation });
-    return 0;
-  }
+        let count = 0;
+        for (const record of pending.filter((p) => p.scopeVersion < input.below)) {
+          const now = ctx.clock.now();
+          if (
+            !(await t.tx.updateProposal(
+              tenant,
+              record.id,
+              { status: 'pending' },
+              {
+                status: 'expired',
+                decisionNote: `scope version ${record.scopeVersion} retired`,
+                updatedAt: now,
+              },
+            ))
+          )
+            continue;
+          await t.record({
+            tenant,
+            proposalId: record.id,
+            operation: record.operation,
+            proposedAt: record.createdAt,
+            runId: record.runId,
+            step: 'expired',
+            actor: input.actor,
+            reason: 'unsupported_scope_version',
+            digests: { proposed: record.digest },
+            detail: { scopeVersion: record.scopeVersion, below: input.below },
+          });
+          count++;
+        }
+        return count;
+      }),
+    () => 0,
+    { action: 'expire_version', operation: input.operation },
+  );
 }

@@ -1,8 +1,7 @@
 import type { AttemptRecord, ProposalRecord } from '../store/records.js';
 import { contractOf, type ExecutionContract } from './approve.js';
-import { CorruptAuditChainError } from '../store/store-errors.js';
 import { inTransaction } from './audit-step.js';
-import { corruptAuditChain } from './corrupt-audit-chain.js';
+import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { idempotencyKeyOf, newId } from './ids.js';
@@ -89,16 +88,15 @@ class RaceLost extends Error {}
 
 async function takeOver(ctx: EngineContext, attempt: AttemptRecord, maxAttempts: number): Promise<Takeover> {
   try {
-    return await takeOverInTransaction(ctx, attempt, maxAttempts);
+    return await refusingCorruptChain(
+      ctx,
+      () => takeOverInTransaction(ctx, attempt, maxAttempts),
+      (): Takeover => ({ kind: 'held' }),
+      { proposalId: attempt.proposalId, attemptId: attempt.id, action: 'recover' },
+    );
   } catch (error) {
     if (error instanceof RaceLost) return { kind: 'skipped' };
-    if (!(error instanceof CorruptAuditChainError)) throw error;
-    corruptAuditChain(ctx, error, {
-      proposalId: attempt.proposalId,
-      attemptId: attempt.id,
-      action: 'recover',
-    });
-    return { kind: 'held' };
+    throw error;
   }
 }
 

@@ -196,13 +196,12 @@ export class SqlStore implements Store {
     if (committed && committed.queued.length > 0) {
       const chaining = this.#chainAfterCommit(committed.queued);
       if (!options.chainInBackground) await chaining;
-      // Otherwise the caller goes on: its events are committed in the queue, and this pass (or
-      // whoever takes the head first) chains them. This store's reads and close() wait for it.
-      this.#chaining.add(chaining);
-      const done = () => {
-        this.#chaining.delete(chaining);
-      };
-      chaining.then(done, done);
+      else {
+        // The caller goes on: its events are committed in the queue, and this pass (or whoever
+        // takes the head first) chains them. This store's reads and close() wait for it.
+        this.#chaining.add(chaining);
+        void chaining.then(() => this.#chaining.delete(chaining));
+      }
     }
     return result;
   }
@@ -390,6 +389,21 @@ async function settled(promises: readonly Promise<void>[], ms: number): Promise<
     }),
   ]);
   clearTimeout(timer);
+}
+
+/** One INSERT of chained events, in order, that skips a place already taken (see ON_TAKEN_PLACE). */
+function insertEventsSql(events: readonly AuditEvent[]): SqlQuery {
+  const values = events.map((e) => {
+    const row = auditRow(e);
+    assertStorable('countersign_audit_events', AUDIT_COLS, row);
+    return sql`(${sql.list(row)})`;
+  });
+  return sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}${sql.raw(ON_TAKEN_PLACE)}`;
+}
+
+/** A `WITH` member that moves a tenant's head row (where rows lock: written with the events it ends). */
+function headUpdateSql(tenant: string, head: ChainHead): SqlQuery {
+  return sql`head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant})`;
 }
 
 /** Counts one holder or waiter less at a tenant's head. */
@@ -738,12 +752,7 @@ class SqlTransaction implements StoreTransaction {
       if (events.length === 0) break;
       const again = events.length >= CHAIN_BATCH || (mode === 'pass' && read < PASS_READS);
       // One statement each for the batch: a pass costs the same few round trips for 1 or 500.
-      const values = events.map((e) => {
-        const row = auditRow(e);
-        this.#storable('countersign_audit_events', AUDIT_COLS, row);
-        return sql`(${sql.list(row)})`;
-      });
-      const insert = sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}${sql.raw(ON_TAKEN_PLACE)}`;
+      const insert = insertEventsSql(events);
       // Fewer rows written than linked: a place the batch needed was taken (see ON_TAKEN_PLACE).
       // Thrown, the transaction rolls back: the batch stays queued, chained on top of nothing.
       const refuseShort = (written: number) => {
@@ -756,7 +765,7 @@ class SqlTransaction implements StoreTransaction {
         // transaction took the head, so it holds every row committed since; the rows it dequeues
         // are still in that snapshot, so they are left out by number.
         const head = this.#heads.get(tenant)!;
-        const write = sql`taken AS (${dequeue} RETURNING n), head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant})`;
+        const write = sql`taken AS (${dequeue} RETURNING n), ${headUpdateSql(tenant, head)}`;
         if (!again) {
           refuseShort((await this.#s.run(sql`WITH ${write} ${insert}`)).changes);
           break;
@@ -856,22 +865,20 @@ class SqlTransaction implements StoreTransaction {
         }
         continue;
       }
-      const rows = items.map((item) => {
+      const events = items.map((item) => {
         const linked = item.chainer.link(this.#heads.get(tenant) ?? undefined, item.draft);
         this.#heads.set(tenant, { seq: linked.seq, chainHash: linked.chainHash });
         fillIn(item.event, linked);
-        const row = auditRow(linked);
-        this.#storable('countersign_audit_events', AUDIT_COLS, row);
-        return sql`(${sql.list(row)})`;
+        return linked;
       });
       const head = this.#heads.get(tenant)!;
       // A drain in #enterHead may have advanced the head: this statement writes the final one.
       this.#advanced.delete(tenant);
       const { changes } = await this.#s.run(
-        sql`WITH head AS (UPDATE countersign_audit_heads SET seq = ${head.seq}, chain_hash = ${head.chainHash} WHERE tenant = ${tenant}) INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(rows, ', ')}${sql.raw(ON_TAKEN_PLACE)}`,
+        sql`WITH ${headUpdateSql(tenant, head)} ${insertEventsSql(events)}`,
       );
       // Thrown, the transaction rolls back (see ON_TAKEN_PLACE).
-      if (changes !== rows.length) throw new CorruptAuditChainError(tenant, head.seq - rows.length + 1);
+      if (changes !== events.length) throw new CorruptAuditChainError(tenant, events[0]!.seq);
     }
     this.#deferred.clear();
   }
