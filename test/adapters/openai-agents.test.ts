@@ -302,26 +302,32 @@ describe('countersign/openai-agents', () => {
   });
 });
 
+/** A payables agent on `q` with countersign's proposing tools, run by a scripted model. */
+function payablesAgent(q: AdapterHarness, runId: string, turns: Readonly<Record<string, TurnPlan>>) {
+  const { script, views } = plannedScript(turns);
+  const runner = new Runner({
+    modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
+    tracingDisabled: true,
+  });
+  const agent = new Agent({
+    name: 'Payables assistant',
+    instructions: 'Help with supplier invoices.',
+    tools: proposalTools(q.engine, q.binding(runId)),
+    toolUseBehavior: stopAtProposal,
+  });
+  return { run: (input: string) => runner.run(agent, input), views };
+}
+
 describe('countersign/openai-agents over a proposal quota', () => {
   it('rate_limited is a refusal the run goes on from, never "waiting for approval"; nothing is stored', async () => {
     const q = await adapterHarness({ limits: { perAgent: { pending: 1 }, perTenant: false } });
     try {
-      const { script, views } = plannedScript({
+      const { run, views } = payablesAgent(q, 'run-q', {
         'Pay invoice inv-104': { calls: [pay('inv-104')] },
         'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'I will wait for the first one.' },
       });
-      const runner = new Runner({
-        modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
-        tracingDisabled: true,
-      });
-      const agent = new Agent({
-        name: 'Payables assistant',
-        instructions: 'Help with supplier invoices.',
-        tools: proposalTools(q.engine, q.binding('run-q')),
-        toolUseBehavior: stopAtProposal,
-      });
-      await runner.run(agent, 'Pay invoice inv-104');
-      const second = await runner.run(agent, 'Pay invoice inv-107');
+      await run('Pay invoice inv-104');
+      const second = await run('Pay invoice inv-107');
       const refusal = views.at(-1)?.toolResults[0] ?? '';
       expect(refusal).toContain('Nothing was proposed.');
       expect(refusal).not.toMatch(/^Proposal /);
@@ -339,23 +345,13 @@ describe('countersign/openai-agents when a database writer blocked the tenant’
   it('corrupt_audit_chain is a refusal the run goes on from, never "waiting for approval"; nothing is stored', async () => {
     const c = await adapterHarness();
     try {
-      const { script, views } = plannedScript({
+      const { run, views } = payablesAgent(c, 'run-c', {
         'Pay invoice inv-104': { calls: [pay('inv-104')] },
         'Pay invoice inv-107': { calls: [pay('inv-107')], answer: 'It is on hold.' },
       });
-      const runner = new Runner({
-        modelProvider: new ScriptedModelProvider(new ScriptedModel(script)),
-        tracingDisabled: true,
-      });
-      const agent = new Agent({
-        name: 'Payables assistant',
-        instructions: 'Help with supplier invoices.',
-        tools: proposalTools(c.engine, c.binding('run-c')),
-        toolUseBehavior: stopAtProposal,
-      });
-      await runner.run(agent, 'Pay invoice inv-104');
+      await run('Pay invoice inv-104');
       forgeNextAuditEvent(c.store, 'acme');
-      const second = await runner.run(agent, 'Pay invoice inv-107');
+      const second = await run('Pay invoice inv-107');
       const refusal = views.at(-1)?.toolResults[0] ?? '';
       expect(refusal).toContain('Nothing was recorded or executed');
       expect(refusal).not.toMatch(/^Proposal /);
