@@ -397,6 +397,14 @@ for (const { name, skip } of BACKENDS) {
         'leaf_mismatch',
       ]);
     };
+    // The human's side: approve the pending proposal by the digest shown, and execute.
+    const approvePending = (pending: { readonly id: string; readonly digest: string }) =>
+      engine.approveAndExecute({
+        tenant: 'acme',
+        proposalId: pending.id,
+        approver: ada,
+        seenDigest: pending.digest,
+      });
 
     it('an event inserted where the audit chain goes next refuses a proposal and an approval (corrupt_audit_chain): nothing stored, nothing executed, and audit verify names the event', async () => {
       const pending = (await propose('inv-s-0')).proposal;
@@ -411,12 +419,7 @@ for (const { name, skip } of BACKENDS) {
       });
       expect(refused).toMatchObject({ kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain' });
       expect(refused.kind === 'corrupt_audit_chain' && refused.message).toContain(`#${seq}`);
-      const approved = await engine.approveAndExecute({
-        tenant: 'acme',
-        proposalId: pending.id,
-        approver: ada,
-        seenDigest: pending.digest,
-      });
+      const approved = await approvePending(pending);
       expect(approved).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_audit_chain' });
       // Rolled back whole: no proposal, no claim, no attempt, no event, the head where it was.
       expect(await counts()).toEqual(before);
@@ -425,12 +428,7 @@ for (const { name, skip } of BACKENDS) {
       await expectForgedNamed(seq);
       // Once an operator removes the event, the chain takes appends again, intact.
       expect(await sql.run('DELETE FROM countersign_audit_events WHERE id = ?', [FORGED])).toBe(1);
-      const paid = await engine.approveAndExecute({
-        tenant: 'acme',
-        proposalId: pending.id,
-        approver: ada,
-        seenDigest: pending.digest,
-      });
+      const paid = await approvePending(pending);
       expect(paid.kind === 'completed' && paid.outcome.kind).toBe('succeeded');
       expect(world.provider.calls).toBe(1);
       expect(await verifyAudit(store, { sealKey: SEAL_KEY })).toMatchObject({ kind: 'intact' });
@@ -555,14 +553,10 @@ for (const { name, skip } of BACKENDS) {
           runId: 'run-headless',
         }),
       ).toMatchObject({ kind: 'corrupt_audit_chain', reason: 'corrupt_audit_chain' });
-      expect(
-        await engine.approveAndExecute({
-          tenant: 'acme',
-          proposalId: pending.id,
-          approver: ada,
-          seenDigest: pending.digest,
-        }),
-      ).toMatchObject({ kind: 'not_approvable', reason: 'corrupt_audit_chain' });
+      expect(await approvePending(pending)).toMatchObject({
+        kind: 'not_approvable',
+        reason: 'corrupt_audit_chain',
+      });
       expect(await proposals()).toBe(before);
       expect((await engine.get('acme', pending.id))?.status).toBe('pending');
       expect(world.provider.calls).toBe(0);
@@ -584,12 +578,7 @@ for (const { name, skip } of BACKENDS) {
         head!.seq,
         head!.chainHash,
       ]);
-      const paid = await engine.approveAndExecute({
-        tenant: 'acme',
-        proposalId: pending.id,
-        approver: ada,
-        seenDigest: pending.digest,
-      });
+      const paid = await approvePending(pending);
       expect(paid.kind === 'completed' && paid.outcome.kind).toBe('succeeded');
       expect(world.provider.calls).toBe(1);
       expect(await verifyAudit(store, { sealKey: SEAL_KEY })).toMatchObject({ kind: 'intact' });
