@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../../src/store/sqlite/index.js';
+import { forgeNextAuditEvent } from '../support/forge-audit.js';
 import { ConsoleClient } from './support/console-client.js';
 import {
   call,
@@ -184,6 +186,51 @@ describe('a flood', () => {
         token: h.tenants.acme.operators.viewer.token,
       });
       expect([query, r.status, r.body['reason']]).toEqual([query, 422, 'invalid_request']);
+    }
+  });
+});
+
+describe('someone who can write the database blocks a tenant’s audit chain', () => {
+  it('over HTTP every decision and proposal of that tenant is a named 409 corrupt_audit_chain, never a 5xx; reads still answer and another tenant goes on', async () => {
+    const s = await serverHarness();
+    try {
+      const p = await proposeViaApi(s, 'acme', pay(freshInvoice(s.world, 'acme')));
+      await s.store.read((tx) => tx.auditHead('acme'));
+      forgeNextAuditEvent(s.store as SqliteStore, 'acme');
+      const proposed = await call(s, 'POST', '/api/v1/proposals', {
+        token: s.tenants.acme.agentToken,
+        body: pay(freshInvoice(s.world, 'acme')),
+      });
+      expect([proposed.status, proposed.body['reason']]).toEqual([409, 'corrupt_audit_chain']);
+      expect(String(proposed.body['modelMessage'])).toContain('Nothing was recorded or executed');
+      const approved = await call(s, 'POST', `/api/v1/proposals/${p.id}/approve`, {
+        token: s.tenants.acme.operators.approver.token,
+        body: { seenDigest: p.digest },
+      });
+      expect([approved.status, approved.body['reason']]).toEqual([409, 'corrupt_audit_chain']);
+      const client = new ConsoleClient(s.url);
+      const approver = s.tenants.acme.operators.approver;
+      expect((await client.login(approver.email, approver.password)).status).toBe(303);
+      const page = await client.post(`/proposals/${p.id}/approve`, {
+        digest: p.digest,
+        csrf: await client.csrf(),
+      });
+      expect(page.status).toBe(409);
+      expect(page.html).toContain('corrupt_audit_chain');
+      // Reads record nothing: the viewer still sees the proposal, pending, and its audit.
+      const viewer = s.tenants.acme.operators.viewer.token;
+      const read = await call(s, 'GET', `/api/v1/proposals/${p.id}`, { token: viewer });
+      expect([read.status, read.body['status']]).toEqual([200, 'pending']);
+      expect((await call(s, 'GET', `/api/v1/proposals/${p.id}/audit`, { token: viewer })).status).toBe(200);
+      expect(s.world.provider.calls).toBe(0);
+      // Another tenant's chain is its own.
+      const globex = await call(s, 'POST', '/api/v1/proposals', {
+        token: s.tenants.globex.agentToken,
+        body: pay(freshInvoice(s.world, 'globex')),
+      });
+      expect(globex.status).toBe(201);
+    } finally {
+      await s.close();
     }
   });
 });
