@@ -18,5 +18,6 @@ export { HttpProblem } from './server/http-problem.js';
 export { ListenError } from './server/listen-error.js';
 export { StoredFormatError } from './store/proposal-format.js';
 export { CorruptAuditChainError, StoreClosedError, StoreUnavailableError } from './store/store-errors.js';
+export { StoreFaultError, type StoreFaultCondition } from './store/store-fault.js';
 export { UnstorableValueError } from './store/unstorable-value.js';
 export { TestingKitError } from './testing/testing-kit-error.js';

@@ -274,6 +274,8 @@ export {
   OperationDefinitionError,
   StoreClosedError,
   StoredFormatError,
+  StoreFaultError,
+  type StoreFaultCondition,
   StoreUnavailableError,
   TestingKitError,
   UnstorableValueError,

@@ -22,6 +22,7 @@ export type {
   QueuedAuditRow,
   Store,
   StoreCapabilities,
+  StoreHealth,
   StoreReader,
   StoreTransaction,
   TransactionOptions,
@@ -53,4 +54,5 @@ export {
 } from '../audit/event.js';
 export { type AuditChainer, auditChainer } from '../audit/chain.js';
 export { CorruptAuditChainError, StoreClosedError, StoreUnavailableError } from './store-errors.js';
+export { StoreFaultError, type StoreFaultCondition } from './store-fault.js';
 export { type ConformanceCase, sampleProposal, storeConformance } from '../testing/store-conformance.js';

@@ -1,5 +1,6 @@
 import type { MigrationReport } from '../../store/postgres/postgres-store.js';
 import { describeStoreTarget, openStore, StoreUnavailableError } from '../../store/open-store.js';
+import { StoreFaultError } from '../../store/store-fault.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { cliStoreLocation, storeOptionsHelp } from '../store-option.js';
@@ -10,7 +11,8 @@ type Migration = MigrationReport['applied'][number];
 // those are the store being unavailable, reported as such; anything else is a bug and propagates.
 function isIoError(error: unknown): boolean {
   return (
-    typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+    error instanceof StoreFaultError ||
+    (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string')
   );
 }
 

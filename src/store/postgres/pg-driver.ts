@@ -14,9 +14,15 @@ export interface PgQueryable {
   query(text: string, values?: unknown[]): Promise<PgQueryResult>;
 }
 
-/** A connection checked out of a pool; `release(error)` destroys it instead of returning it. */
+/**
+ * A connection checked out of a pool; `release(error)` destroys it instead of returning it.
+ * `on`/`removeListener` (a `pg.Client` has them) let the store hear the connection die while it
+ * holds it: `pg` emits `'error'` then, and an `'error'` nobody listens to ends the process.
+ */
 export interface PgPoolClient extends PgQueryable {
   release(error?: Error | boolean): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** The slice of a `pg.Pool` the PostgreSQL store uses. */
@@ -31,6 +37,18 @@ export interface PgPoolConfig {
   readonly max: number;
   readonly options?: string;
   readonly application_name: string;
+  /** How long opening a connection, or waiting for a free one, may take (ms). */
+  readonly connectionTimeoutMillis: number;
+  /** Server side: PostgreSQL cancels a statement running longer (ms). */
+  readonly statement_timeout: number;
+  /** Server side: a statement waiting longer for a lock is cancelled (ms). */
+  readonly lock_timeout: number;
+  /** Server side: a transaction idle longer (a worker stalled inside it) is ended, freeing its locks (ms). */
+  readonly idle_in_transaction_session_timeout: number;
+  /** Client side: a statement with no answer (a paused or unreachable server) fails after this long (ms). */
+  readonly query_timeout: number;
+  /** TCP keep-alive, so a peer that vanished is noticed on an idle connection. */
+  readonly keepAlive: boolean;
 }
 
 interface OwnedPool extends PgPool {

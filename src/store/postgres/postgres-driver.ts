@@ -3,6 +3,7 @@ import { POSTGRES_PREVIEW_SQL } from '../sql-proposals.js';
 import type { SqlCapabilities, SqlDriver, SqlSession } from '../sql/driver.js';
 import { sql } from '../sql/sql.js';
 import { StoreClosedError } from '../store-errors.js';
+import { asStoreFault, storeFaultCondition } from '../store-fault.js';
 import { lastResult, openPgPool, type PgPool, type PgPoolClient, type PgQueryable } from './pg-driver.js';
 
 /** Options of {@link PostgresStore}: your own pool, or a connection string for a pool the store opens. */
@@ -21,7 +22,34 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
   /** Errors of idle connections in the store's own pool (a server restart). Default: ignored; the next query reports them. */
   readonly onIdleError?: (error: Error) => void;
+  /** Deadlines of the store's own pool; each has a default (see {@link PostgresTimeouts}). */
+  readonly timeouts?: PostgresTimeouts;
 }
+
+/**
+ * How long the store waits on PostgreSQL before answering `store_unavailable` instead of hanging
+ * (with the store's own pool; with your own pool, set `connectionTimeoutMillis`,
+ * `statement_timeout` and `query_timeout` on it). A request makes several statements, so keep the
+ * HTTP request deadline above `statementMs`.
+ */
+export interface PostgresTimeouts {
+  /** Opening a connection, or waiting for a free one in the pool. Default 5 000 ms. */
+  readonly connectMs?: number;
+  /**
+   * One statement, waiting for locks included. PostgreSQL cancels it after this long; the client
+   * gives up 2 s later if the server does not answer at all (paused, or gone without a word).
+   * Default 10 000 ms.
+   */
+  readonly statementMs?: number;
+}
+
+/** Default of {@link PostgresTimeouts.connectMs}. */
+export const POSTGRES_CONNECT_TIMEOUT_MS = 5_000;
+/** Default of {@link PostgresTimeouts.statementMs}. */
+export const POSTGRES_STATEMENT_TIMEOUT_MS = 10_000;
+// The server's own statement timeout answers first while the server is alive; this margin is
+// how much later the client stops waiting for one that is not.
+const CLIENT_TIMEOUT_MARGIN_MS = 2_000;
 
 const CAPABILITIES: SqlCapabilities = Object.freeze({
   dialect: 'postgres',
@@ -72,6 +100,20 @@ export class PostgresDriver implements SqlDriver {
     const max = options.max ?? 10;
     if (!Number.isInteger(max) || max < 1)
       throw new ConfigurationError('PostgresStore: max must be a positive integer');
+    if (pool && options.timeouts !== undefined)
+      throw new ConfigurationError(
+        'PostgresStore: `timeouts` apply to the store’s own pool; set connectionTimeoutMillis, statement_timeout and query_timeout on your pool instead',
+      );
+    const connectMs = positiveMs(
+      'timeouts.connectMs',
+      options.timeouts?.connectMs,
+      POSTGRES_CONNECT_TIMEOUT_MS,
+    );
+    const statementMs = positiveMs(
+      'timeouts.statementMs',
+      options.timeouts?.statementMs,
+      POSTGRES_STATEMENT_TIMEOUT_MS,
+    );
     this.#schema = schema;
     this.#ownPool = pool === undefined;
     this.#pool =
@@ -81,6 +123,12 @@ export class PostgresDriver implements SqlDriver {
           connectionString: connectionString!,
           max,
           application_name: 'countersign',
+          connectionTimeoutMillis: connectMs,
+          statement_timeout: statementMs,
+          lock_timeout: statementMs,
+          idle_in_transaction_session_timeout: statementMs * 3,
+          query_timeout: statementMs + CLIENT_TIMEOUT_MARGIN_MS,
+          keepAlive: true,
           ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
         },
         options.onIdleError ?? (() => {}),
@@ -89,31 +137,38 @@ export class PostgresDriver implements SqlDriver {
     if (this.#pool instanceof Promise) this.#pool.catch(() => {});
   }
 
-  async #connect(): Promise<PgPoolClient> {
+  /** A pooled connection that hears its own death while held: see {@link Checkout}. */
+  async #connect(): Promise<Checkout> {
     if (this.#closed) throw new StoreClosedError('the PostgreSQL store is closed');
-    this.#pool = await this.#pool;
-    return this.#pool.connect();
+    try {
+      this.#pool = await this.#pool;
+      return new Checkout(await this.#pool.connect());
+    } catch (error) {
+      throw asStoreFault(error);
+    }
   }
 
   transaction<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.#track(async () => {
       for (let tries = 1; ; tries++) {
-        const client = await this.#connect();
-        let broken: Error | undefined;
+        const held = await this.#connect();
         try {
-          await client.query('BEGIN');
-          const result = await fn(sessionOf(client));
-          await client.query('COMMIT');
+          await held.client.query('BEGIN');
+          const result = await fn(sessionOf(held.client));
+          await held.client.query('COMMIT');
           return result;
         } catch (error) {
-          broken = await rollback(client);
-          if (tries < MAX_TRIES && !broken && RETRYABLE.has(sqlState(error))) {
+          // A connection that died or stopped answering is destroyed, not rolled back: the
+          // server rolls back a transaction whose connection is gone.
+          if (held.died === undefined && connectionLost(error)) held.died = asError(error);
+          if (held.died === undefined) held.died = await rollback(held.client);
+          if (tries < MAX_TRIES && held.died === undefined && RETRYABLE.has(sqlState(error))) {
             await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * tries));
             continue;
           }
-          throw error;
+          throw asStoreFault(error);
         } finally {
-          client.release(broken);
+          held.release();
         }
       }
     });
@@ -121,11 +176,14 @@ export class PostgresDriver implements SqlDriver {
 
   read<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.#track(async () => {
-      const client = await this.#connect();
+      const held = await this.#connect();
       try {
-        return await fn(sessionOf(client));
+        return await fn(sessionOf(held.client));
+      } catch (error) {
+        if (held.died === undefined && connectionLost(error)) held.died = asError(error);
+        throw asStoreFault(error);
       } finally {
-        client.release();
+        held.release();
       }
     });
   }
@@ -180,6 +238,49 @@ function sessionOf(client: PgQueryable): SqlSession {
       await client.query(script);
     },
   };
+}
+
+/**
+ * One connection checked out of the pool. `pg` emits `'error'` on a held connection whose socket
+ * dies (a server restart, a terminated backend); without a listener that event ends the process.
+ * The listener notes it, the statement in flight fails on its own, and the connection is
+ * destroyed on release instead of going back to the pool.
+ */
+class Checkout {
+  readonly client: PgPoolClient;
+  /** Why the connection must not be reused; undefined while it is sound. */
+  died: Error | undefined;
+  readonly #onError = (error: Error) => {
+    this.died ??= error;
+  };
+
+  constructor(client: PgPoolClient) {
+    this.client = client;
+    client.on?.('error', this.#onError);
+  }
+
+  release(): void {
+    this.client.removeListener?.('error', this.#onError);
+    this.client.release(this.died);
+  }
+}
+
+function positiveMs(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1)
+    throw new ConfigurationError(`PostgresStore: ${name} must be a positive whole number of ms`);
+  return value;
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+// The connection itself is gone or unanswering (not a statement the server refused): a client
+// side timeout, a dead socket. Such a connection must not run a ROLLBACK or go back to the pool.
+function connectionLost(error: unknown): boolean {
+  const condition = storeFaultCondition(error);
+  return (condition === 'unreachable' || condition === 'timeout') && !/^[0-9A-Z]{5}$/.test(sqlState(error));
 }
 
 function sqlState(error: unknown): string {

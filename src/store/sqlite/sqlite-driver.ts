@@ -5,6 +5,7 @@ import { SQLITE_PREVIEW_SQL } from '../sql-proposals.js';
 import type { SqlCapabilities, SqlDriver, SqlSession } from '../sql/driver.js';
 import type { SqlQuery } from '../sql/sql.js';
 import { StoreClosedError } from '../store-errors.js';
+import { asStoreFault } from '../store-fault.js';
 
 /**
  * Creates a missing database file readable and writable by its owner only, before SQLite opens
@@ -171,14 +172,20 @@ export class SqliteDriver implements SqlDriver {
   transaction<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
     return this.#mutex.run(async () => {
       if (this.#closed) throw new StoreClosedError('the SQLite store is closed');
-      this.#stmt('BEGIN IMMEDIATE').run();
+      // A transaction a failed ROLLBACK left open (the disk failed twice) is ended first.
+      this.#rollback();
+      try {
+        this.#stmt('BEGIN IMMEDIATE').run();
+      } catch (error) {
+        throw asStoreFault(error);
+      }
       try {
         const result = await fn(this.#session);
         this.#stmt('COMMIT').run();
         return result;
       } catch (error) {
-        if (this.database.inTransaction) this.#stmt('ROLLBACK').run();
-        throw error;
+        this.#rollback();
+        throw asStoreFault(error);
       }
     });
   }
@@ -188,8 +195,22 @@ export class SqliteDriver implements SqlDriver {
     // transaction would see that transaction's uncommitted rows.
     return this.#mutex.run(async () => {
       if (this.#closed) throw new StoreClosedError('the SQLite store is closed');
-      return fn(this.#session);
+      try {
+        return await fn(this.#session);
+      } catch (error) {
+        throw asStoreFault(error);
+      }
     });
+  }
+
+  // A failed COMMIT on a full disk may leave the transaction open, or SQLite may have rolled it
+  // back itself; a ROLLBACK that fails too (the disk failed) must not hide the first error.
+  #rollback(): void {
+    try {
+      if (this.database.inTransaction) this.#stmt('ROLLBACK').run();
+    } catch {
+      // The first error is the one reported; SQLite rolls back a hot journal on the next open.
+    }
   }
 
   async beforeMigrations(): Promise<void> {}
