@@ -16,6 +16,7 @@ const INTEGRATION = [
   'test/adapters/mcp-red-team.test.ts',
   'test/notify/kill-delivery.test.ts',
   'test/server/start-server.test.ts',
+  'test/server/store-unavailable.test.ts',
   // Raw sockets sending what no HTTP client would, and a server-side timeout on real timers.
   'test/server/client-error.test.ts',
   // `countersign serve` in-process: the whole service boots, seeds and hashes at production cost.
@@ -25,6 +26,7 @@ const INTEGRATION = [
   'test/store/file-modes.test.ts',
   // PostgreSQL or PGlite beside SQLite.
   'test/store/postgres-store.test.ts',
+  'test/store/postgres-faults.test.ts',
   'test/store/audit-batching.test.ts',
   'test/store/pglite-store.test.ts',
   'test/engine/read.test.ts',

@@ -63,6 +63,8 @@ export interface Dispatcher {
   start(): void;
   /** Stops polling and waits for the deliveries in flight. */
   stop(): Promise<void>;
+  /** True between `start()` and `stop()`: what `GET /readyz` reports as `notifications`. */
+  readonly running: boolean;
   /**
    * Deletes the finished deliveries older than the retention, in batches; returns how many (0 when
    * `retainMs` is `false`). The polling loop runs it once an hour.
@@ -220,6 +222,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   return {
     runOnce,
     pruneOnce,
+    get running() {
+      return running !== undefined && !stopped;
+    },
     start: () => {
       stopped = false;
       running ??= loop();

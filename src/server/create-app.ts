@@ -15,6 +15,8 @@ import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
 import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
+import { probeReadiness, type ReadinessReport } from './readiness.js';
+import { REQUEST_DEADLINE_MS, requestDeadline } from './request-deadline.js';
 
 /** What an MCP (or any other) extension is handed to mount its own routes. */
 export interface AppExtensionContext {
@@ -59,10 +61,22 @@ export interface CountersignAppOptions {
   readonly deliveries?: DeliveryAdmin;
   /** The live event streams of `GET /api/v1/events` (`new EventStreams({ pollMs, heartbeatMs, maxPerPrincipal })`). */
   readonly events?: EventStreams;
+  /**
+   * What `GET /readyz` checks (`readiness({ store, workers })`). Default: one read through the
+   * engine, so the store's reachability alone.
+   */
+  readonly readiness?: () => Promise<ReadinessReport>;
+  /**
+   * How long a request may take before it is answered `503 store_unavailable` (default 15 000 ms;
+   * above the store's statement timeout). Live event streams and `/mcp` are not limited.
+   */
+  readonly requestDeadlineMs?: number;
 }
 
 /**
- * The countersign HTTP app: API v1 under `/api/v1`, the operator console at `/`, `GET /healthz`.
+ * The countersign HTTP app: API v1 under `/api/v1`, the operator console at `/`, `GET /healthz`
+ * (the process is alive; never touches the store) and `GET /readyz` (store reachable, schema
+ * current, background workers running: 200, else 503 with every check named).
  * Security headers on every response (CSP with a per-response nonce and no `unsafe-inline`,
  * `frame-ancestors 'none'`, `nosniff`, `no-referrer`); errors become responses in one place.
  *
@@ -113,11 +127,27 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
       crossOriginResourcePolicy: 'same-origin',
     }),
   );
+  app.use(requestDeadline(options.requestDeadlineMs ?? REQUEST_DEADLINE_MS));
 
-  app.get('/healthz', async (c) => {
-    await options.engine.list('countersign-healthz', { limit: 1 });
+  // Liveness: the process answers. It never touches the store, so an orchestrator does not
+  // restart a healthy server while its database is down (that is what /readyz says).
+  app.get('/healthz', (c) => {
     c.header('Cache-Control', 'no-store');
     return c.json({ status: 'ok' });
+  });
+  const ready =
+    options.readiness ??
+    probeReadiness(async () => {
+      await options.engine.list('countersign-readyz', { limit: 1 });
+      return 0;
+    });
+  // Readiness: take traffic only while the store answers and the background workers run.
+  app.get('/readyz', async (c) => {
+    const report = await ready();
+    c.header('Cache-Control', 'no-store');
+    if (report.status === 'ready') return c.json(report, 200);
+    c.header('Retry-After', '5');
+    return c.json(report, 503);
   });
 
   const metrics = options.metrics;

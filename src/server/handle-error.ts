@@ -3,6 +3,8 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../engine/engine-context.js';
 import { UnstorableValueError } from '../store/unstorable-value.js';
+import { StoreUnavailableError } from '../store/store-errors.js';
+import { StoreFaultError } from '../store/store-fault.js';
 import { newId } from '../engine/ids.js';
 import type { AppEnv } from './app-env.js';
 import { errorPage } from './console/pages/error-page.js';
@@ -13,7 +15,10 @@ import { HttpProblem, type ProblemBody } from './http-problem.js';
 // the app's bearer check refuses before the MCP handler runs.
 function wantsJson(c: Context): boolean {
   return (
-    c.req.path.startsWith('/api/') || c.req.path === '/healthz' || c.req.header('authorization') !== undefined
+    c.req.path.startsWith('/api/') ||
+    c.req.path === '/healthz' ||
+    c.req.path === '/readyz' ||
+    c.req.header('authorization') !== undefined
   );
 }
 
@@ -45,7 +50,9 @@ function respond(
  * `{ reason, message, … }` (a page for console paths). Anything else is a bug: it is logged with a
  * correlation id, and the client gets `500 { reason: 'internal_error', correlationId }` with no stack.
  * A value no store can keep exactly ({@link UnstorableValueError}) is the request's fault:
- * `422 { reason: 'invalid_request' }` naming the column.
+ * `422 { reason: 'invalid_request' }` naming the column. A store that is unavailable for a while
+ * ({@link StoreUnavailableError}: unreachable, stalled, disk full, read-only, locked) is
+ * `503 { reason: 'store_unavailable' }` with `Retry-After`.
  */
 export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
   return (error, c) => {
@@ -58,6 +65,26 @@ export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
         'unstorable value refused',
       );
       return respond(c, 422, { reason: 'invalid_request', message: error.message });
+    }
+    // The database or its disk is unavailable for a while (a restart, a full disk, a lock held
+    // past its timeout): nothing was half-written, and the client may try again.
+    if (error instanceof StoreUnavailableError) {
+      const retryAfter = error instanceof StoreFaultError ? error.retryAfterSeconds : 5;
+      logger.warn(
+        {
+          condition: error instanceof StoreFaultError ? error.condition : 'unavailable',
+          cause: error.cause instanceof Error ? error.cause.message : undefined,
+          method: c.req.method,
+          path: c.req.path,
+        },
+        'store unavailable',
+      );
+      return respond(
+        c,
+        503,
+        { reason: 'store_unavailable', message: error.message, retryAfterSeconds: retryAfter },
+        { 'Retry-After': String(retryAfter) },
+      );
     }
     if (error instanceof HTTPException && error.status < 500) {
       return respond(c, error.status, {

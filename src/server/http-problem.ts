@@ -15,6 +15,7 @@ export const SERVER_REASONS = [
   'body_too_large',
   'invalid_state',
   'sso_failed',
+  'store_unavailable',
   'internal_error',
 ] as const;
 
@@ -33,7 +34,7 @@ export interface ProblemBody {
 }
 
 /** HTTP status codes the API answers errors with. */
-export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500;
+export type ProblemStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422 | 429 | 500 | 503;
 
 /**
  * A request the server refuses, thrown from a handler and turned into a response in exactly one

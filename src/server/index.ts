@@ -38,6 +38,13 @@ export {
 export { type AuthenticationConfig, loadServeConfig, type ServeConfig } from './serve-config.js';
 export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';
 export {
+  READINESS_TIMEOUT_MS,
+  type ReadinessCheck,
+  type ReadinessOptions,
+  type ReadinessReport,
+  readiness,
+} from './readiness.js';
+export {
   approverEmails,
   createNotifications,
   type NotificationDeps,

@@ -169,8 +169,20 @@ export interface Store {
    * next one goes (see {@link StoreTransaction.appendAudit}).
    */
   chainQueued(chainer: AuditChainer, options?: { readonly tenant?: string }): Promise<number>;
+  /**
+   * Optional: reaches the database with one cheap statement and says whether its schema is current
+   * (what `GET /readyz` reports). Throws like any read when the database is unavailable. A store
+   * without it is checked with an ordinary read.
+   */
+  health?(): Promise<StoreHealth>;
   /** Finishes in-flight transactions and closes the connection(s). */
   close(): Promise<void>;
+}
+
+/** What {@link Store.health} found. */
+export interface StoreHealth {
+  /** Migrations this code has that the database has not applied yet (0: the schema is current). */
+  readonly pendingMigrations: number;
 }
 
 /** The read-only part of a store transaction. */

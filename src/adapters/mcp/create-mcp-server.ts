@@ -8,6 +8,8 @@ import { proposalHandback } from '../../engine/handback.js';
 import { invalidRequest } from '../../engine/freeze-proposal.js';
 import { newId } from '../../engine/ids.js';
 import { readProposal } from '../../engine/read-scope.js';
+import { StoreUnavailableError } from '../../store/store-errors.js';
+import { StoreFaultError } from '../../store/store-fault.js';
 import { operationTools } from '../shared/operation-tools.js';
 import { summaryOf } from '../shared/tool-reply.js';
 import type { McpSession } from './mcp-session.js';
@@ -107,6 +109,18 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
     try {
       return await callTool(params);
     } catch (error) {
+      // The database is unavailable for a while: nothing was written, and the model may try later.
+      if (error instanceof StoreUnavailableError) {
+        const seconds = error instanceof StoreFaultError ? error.retryAfterSeconds : 5;
+        logger.warn(
+          { tool: params.kind === 'call' ? params.name : undefined, tenant: session.tenant },
+          'store unavailable',
+        );
+        return text(
+          `store_unavailable: the approval store is unavailable for a while; nothing was proposed or executed by this call. Try again in ${seconds} s.`,
+          true,
+        );
+      }
       // A bug or an I/O failure: the model gets a correlation id, never the error's text (table
       // names, SQL, paths); the operator finds the error under that id in the log.
       const correlationId = newId('cor');

@@ -12,12 +12,14 @@ import { oidcFromEnvironment } from '../../server/auth/oidc.js';
 import { createCountersignApp } from '../../server/create-app.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
+import { readiness } from '../../server/readiness.js';
 import { startServer } from '../../server/start-server.js';
 import { EventStreams } from '../../server/api/event-streams.js';
 import { describeStoreTarget, openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
+import { waitForStore } from '../wait-for-store.js';
 import {
   cliStoreLocation,
   demoFilesDir,
@@ -145,6 +147,17 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         ? undefined
         : db;
     const store: Store = config?.store ?? (await openStore(target ?? db));
+    // PostgreSQL may still be starting (or restarting): wait for it instead of exiting.
+    const waited = await waitForStore(store, {
+      name: describeStoreTarget(target ?? 'config store'),
+      stderr: io.stderr,
+      signal: io.signal,
+    });
+    if (waited.kind === 'stopped') {
+      await store.close();
+      io.stdout('stopped\n');
+      return 0;
+    }
     // The demo's credentials and provider journal: beside the SQLite file or the pglite: directory,
     // else in the working directory (said at the start).
     const demoFiles = demoFilesDir(location);
@@ -217,11 +230,19 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
     let mcp: McpHttpHandler | undefined;
     const events = new EventStreams();
+    let sweeping = false;
     const app = createCountersignApp({
       engine,
       directory,
       logger,
       events,
+      readiness: readiness({
+        store,
+        workers: {
+          sweeps: () => sweeping,
+          ...(notifications ? { notifications: () => notifications.dispatcher.running } : {}),
+        },
+      }),
       ...(metrics && metricsToken ? { metrics: { registry: metrics.registry, token: metricsToken } } : {}),
       ...(mcpModule
         ? {
@@ -264,6 +285,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       engine.recover().catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed'));
     }, EXPIRY_SWEEP_MS);
     sweep.unref();
+    sweeping = true;
     if (world) await runDemoAgent({ engine, world, tenants: Object.keys(DEMO_TENANTS), logger });
 
     logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
@@ -302,6 +324,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       else io.signal.addEventListener('abort', () => done(), { once: true });
     });
     clearInterval(sweep);
+    sweeping = false;
     logger.info({}, 'shutting down');
     await notifications?.dispatcher.stop();
     await mcp?.close();

@@ -48,6 +48,7 @@ import type {
   ProposalQuery,
   Store,
   StoreCapabilities,
+  StoreHealth,
   StoreReader,
   StoreTransaction,
   TransactionOptions,
@@ -171,6 +172,20 @@ export class SqlStore implements Store {
           .filter((m) => present.has(m.version))
           .map((m) => ({ version: m.version, name: m.name })),
       };
+    });
+  }
+
+  /** One statement on the database: how many of this code's migrations it lacks. */
+  health(): Promise<StoreHealth> {
+    return this.#driver.read(async (session) => {
+      const table =
+        this.#driver.capabilities.dialect === 'sqlite'
+          ? sql`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'countersign_migrations'`
+          : sql`SELECT 1 WHERE to_regclass('countersign_migrations') IS NOT NULL`;
+      if ((await session.all(table)).length === 0) return { pendingMigrations: this.#migrations.length };
+      const rows = await session.all(sql`SELECT version FROM countersign_migrations`);
+      const present = new Set(rows.map((r) => Number(r['version'])));
+      return { pendingMigrations: this.#migrations.filter((m) => !present.has(m.version)).length };
     });
   }
 

@@ -81,6 +81,8 @@ export async function serverHarness(
     notifications?: boolean;
     /** The live event streams of `GET /api/v1/events` (default: the app's). */
     events?: EventStreams;
+    /** The app's request deadline (default the app's 15 s). */
+    requestDeadlineMs?: number;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -131,6 +133,7 @@ export async function serverHarness(
     ...(options.passwordSignIn === false ? { passwordSignIn: false } : {}),
     ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
     events,
+    ...(options.requestDeadlineMs === undefined ? {} : { requestDeadlineMs: options.requestDeadlineMs }),
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),
