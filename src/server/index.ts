@@ -38,7 +38,6 @@ export {
 export { type AuthenticationConfig, loadServeConfig, type ServeConfig } from './serve-config.js';
 export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';
 export {
-  READINESS_TIMEOUT_MS,
   type ReadinessCheck,
   type ReadinessOptions,
   type ReadinessReport,

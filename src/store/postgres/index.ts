@@ -1,10 +1,6 @@
 export { POSTGRES_MIGRATIONS, type PostgresMigration } from './migrations.js';
 export type { PgPool, PgPoolClient, PgQueryable, PgQueryResult } from './pg-driver.js';
-export {
-  POSTGRES_CONNECT_TIMEOUT_MS,
-  POSTGRES_STATEMENT_TIMEOUT_MS,
-  type PostgresTimeouts,
-} from './postgres-driver.js';
+export type { PostgresTimeouts } from './postgres-driver.js';
 export {
   type MigrationReport,
   PostgresStore,
