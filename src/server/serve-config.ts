@@ -65,6 +65,23 @@ const MCP_LIMITS = [
 ] as const;
 
 /**
+ * Deadlines of `countersign serve`, each a whole number of ms above 0 (docs/server.md, "Operating
+ * countersign", gives the trade-offs).
+ */
+export interface ServeTimeouts {
+  /** PostgreSQL: opening a connection, or waiting for a free one (default 5 000). */
+  readonly connectMs?: number;
+  /** PostgreSQL: one statement, lock waits included (default 10 000). */
+  readonly statementMs?: number;
+  /** A whole request before it is answered 503 `store_unavailable` (default 15 000). */
+  readonly requestMs?: number;
+  /** How long SIGTERM lets in-flight requests finish before closing their connections (default 10 000). */
+  readonly drainMs?: number;
+}
+
+const TIMEOUTS = ['connectMs', 'statementMs', 'requestMs', 'drainMs'] as const;
+
+/**
  * What a `countersign serve --config FILE` module exports: its default export, or named exports.
  *
  * @example
@@ -99,6 +116,8 @@ export interface ServeConfig {
   readonly limits?: ProposalLimitsOption;
   /** Signed webhooks and approval emails of lifecycle events (see `NotificationsConfig`). */
   readonly notifications?: NotificationsConfig;
+  /** Connection, statement, request and shutdown deadlines (see {@link ServeTimeouts}). */
+  readonly timeouts?: ServeTimeouts;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -119,7 +138,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
     throw new ConfigurationError(
-      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits?, notifications? }`,
+      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits?, notifications?, timeouts? }`,
     );
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
@@ -177,6 +196,21 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
         throw new ConfigurationError(`--config ${file}: "mcp.${key}" must be a whole number above 0`);
     }
   }
+  const timeouts = exported['timeouts'];
+  if (timeouts !== undefined) {
+    if (!isRecord(timeouts)) throw new ConfigurationError(`--config ${file}: "timeouts" must be an object`);
+    for (const key of Object.keys(timeouts)) {
+      if (!(TIMEOUTS as readonly string[]).includes(key))
+        throw new ConfigurationError(
+          `--config ${file}: "timeouts.${key}" is not a known timeout (${TIMEOUTS.join(', ')})`,
+        );
+      const value = timeouts[key];
+      if (!Number.isSafeInteger(value) || (value as number) < 1)
+        throw new ConfigurationError(
+          `--config ${file}: "timeouts.${key}" must be a whole number of ms above 0`,
+        );
+    }
+  }
   const limits = exported['limits'];
   if (limits !== undefined && limits !== false && !isRecord(limits))
     throw new ConfigurationError(`--config ${file}: "limits" must be false or an object`);
@@ -196,6 +230,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
     ...(notifications !== undefined ? { notifications: notifications as NotificationsConfig } : {}),
     ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),
     ...(limits !== undefined ? { limits: limits as ProposalLimitsOption } : {}),
+    ...(timeouts !== undefined ? { timeouts: timeouts as ServeTimeouts } : {}),
     ...(store !== undefined ? { store: store as unknown as Store } : {}),
     ...(authentication !== undefined ? { authentication: authentication as AuthenticationConfig } : {}),
   };

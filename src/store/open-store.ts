@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { ConfigurationError } from '../canonical/errors.js';
 import { PgliteStore } from './pglite/pglite-store.js';
+import type { PostgresTimeouts } from './postgres/postgres-driver.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
@@ -9,6 +10,8 @@ import type { Store } from './store.js';
 export interface OpenStoreOptions {
   /** PostgreSQL: connections in the pool. Default 10. */
   readonly poolSize?: number;
+  /** PostgreSQL: connection and statement deadlines (see {@link PostgresTimeouts}). */
+  readonly timeouts?: PostgresTimeouts;
 }
 
 import { StoreUnavailableError } from './store-errors.js';
@@ -103,6 +106,7 @@ export async function openStore(target: string, options: OpenStoreOptions = {}):
       connectionString: schema === undefined ? target : url.toString(),
       ...(schema === undefined ? {} : { schema }),
       ...(options.poolSize === undefined ? {} : { max: options.poolSize }),
+      ...(options.timeouts === undefined ? {} : { timeouts: options.timeouts }),
     });
   }
   try {

@@ -510,3 +510,29 @@ export default {
     expect(errors.join('')).toContain('nothing to serve');
   });
 });
+
+describe('countersign serve against a store that is not there yet', () => {
+  it('waits with one line naming the store and the cause (no stack, password hidden), and stops on SIGTERM', async () => {
+    const out: string[] = [];
+    const errors: string[] = [];
+    const stop = new AbortController();
+    const io = {
+      stdout: (t: string) => out.push(t),
+      stderr: (t: string) => {
+        errors.push(t);
+        stop.abort();
+      },
+      stdin: async () => '',
+      signal: stop.signal,
+    };
+    const code = await runCli(
+      ['serve', '--demo', '--store', 'postgres://app:hunter2@127.0.0.1:1/db', '--port', '0'],
+      io,
+    );
+    expect(code).toBe(0);
+    expect(errors).toEqual([
+      'countersign serve: the store postgres://app:***@127.0.0.1:1/db is unavailable (unreachable: the database cannot be reached (ECONNREFUSED); nothing was written, try again shortly); trying again with backoff until it answers\n',
+    ]);
+    expect(out.join('')).toBe('stopped\n');
+  });
+});

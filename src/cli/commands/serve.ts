@@ -63,6 +63,8 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
                            per agent and tenant, or false; notifications: { webhook, email, retry })
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
+                           (timeouts: { connectMs, statementMs, requestMs, drainMs }; defaults
+                           5 000, 10 000, 15 000 and 10 000 ms)
   --port N                 default 8787 (0 picks a free port)
   --host H                 default 127.0.0.1
   --demo                   the example operations (invoice payments, refunds, email drafts) and
@@ -146,7 +148,15 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       : config?.store
         ? undefined
         : db;
-    const store: Store = config?.store ?? (await openStore(target ?? db));
+    const timeouts = config?.timeouts ?? {};
+    const store: Store =
+      config?.store ??
+      (await openStore(target ?? db, {
+        timeouts: {
+          ...(timeouts.connectMs !== undefined ? { connectMs: timeouts.connectMs } : {}),
+          ...(timeouts.statementMs !== undefined ? { statementMs: timeouts.statementMs } : {}),
+        },
+      }));
     // PostgreSQL may still be starting (or restarting): wait for it instead of exiting.
     const waited = await waitForStore(store, {
       name: describeStoreTarget(target ?? 'config store'),
@@ -236,6 +246,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       directory,
       logger,
       events,
+      ...(timeouts.requestMs !== undefined ? { requestDeadlineMs: timeouts.requestMs } : {}),
       readiness: readiness({
         store,
         workers: {
@@ -272,6 +283,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         logger,
         onClose: () => engine.close(),
         onShutdown: () => events.close(),
+        ...(timeouts.drainMs !== undefined ? { drainMs: timeouts.drainMs } : {}),
       });
     } catch (error) {
       await engine.close();
