@@ -373,7 +373,15 @@ describe('service endpoints', () => {
       '/api/v1/proposals/{id}/edit',
       '/api/v1/proposals/{id}/reconcile',
       '/healthz',
+      '/readyz',
     ]);
+    // Every API operation names the 503 a store outage answers.
+    const paths = r.body['paths'] as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    for (const [path, operations] of Object.entries(paths)) {
+      if (!path.startsWith('/api/v1/') || path === '/api/v1/openapi.json') continue;
+      for (const [method, operation] of Object.entries(operations))
+        expect(operation.responses['503'], `${method} ${path}`).toBeDefined();
+    }
     const schemas = (
       r.body['components'] as {
         schemas: Record<string, { additionalProperties?: boolean; required?: string[] }>;

@@ -54,15 +54,28 @@ export function openApiDocument(): Record<string, unknown> {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { session: [] }],
-    paths: {
+    paths: withStoreUnavailable({
       '/healthz': {
         get: {
-          summary: 'Liveness and store check',
+          summary: 'Liveness: the process serves HTTP (never touches the store)',
           security: [],
           responses: {
             '200': {
               description: 'Serving',
               content: json({ type: 'object', properties: { status: { const: 'ok' } } }),
+            },
+          },
+        },
+      },
+      '/readyz': {
+        get: {
+          summary: 'Readiness: the store answers with its schema current, and the background workers run',
+          security: [],
+          responses: {
+            '200': { description: 'Ready', content: json(ref('Readiness')) },
+            '503': {
+              description: 'Not ready (`Retry-After`); each failing check has a `detail`',
+              content: json(ref('Readiness')),
             },
           },
         },
@@ -353,7 +366,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
-    },
+    }),
     components: {
       securitySchemes: {
         bearer: {
@@ -536,6 +549,22 @@ export function openApiDocument(): Record<string, unknown> {
             chainHash: { type: 'string' },
           },
         },
+        Readiness: {
+          type: 'object',
+          required: ['status', 'checks'],
+          properties: {
+            status: { enum: ['ready', 'not_ready'] },
+            checks: {
+              type: 'object',
+              description: '`store`, `sweeps` and (with notifications) `notifications`',
+              additionalProperties: {
+                type: 'object',
+                required: ['ok'],
+                properties: { ok: { type: 'boolean' }, detail: { type: 'string' } },
+              },
+            },
+          },
+        },
         ProposeBody: schema(ProposeBody),
         ApproveBody: schema(ApproveBody),
         DeclineBody: schema(DeclineBody),
@@ -545,4 +574,18 @@ export function openApiDocument(): Record<string, unknown> {
     },
   };
   return cached;
+}
+
+const storeUnavailable = problem(
+  '`store_unavailable`: the database or its disk is unavailable for a while, or the request passed its deadline; `Retry-After` (seconds) and `retryAfterSeconds`',
+);
+
+// Every API operation may meet a store that is down: each lists the same 503.
+type PathOperation = { readonly responses: Record<string, unknown>; readonly [member: string]: unknown };
+function withStoreUnavailable<P extends Record<string, Record<string, PathOperation>>>(paths: P): P {
+  for (const [path, operations] of Object.entries(paths)) {
+    if (!path.startsWith('/api/v1/') || path === '/api/v1/openapi.json') continue;
+    for (const operation of Object.values(operations)) operation.responses['503'] ??= storeUnavailable;
+  }
+  return paths;
 }
