@@ -20,6 +20,7 @@ import { demoOperations, demoWorld } from '../examples/index.js';
 import { type Actor, createEngine } from '../src/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { createCountersignApp, PrincipalDirectory, startServer } from '../src/server/index.js';
+import { KEEP_ALIVE_TIMEOUT_MS } from '../src/server/start-server.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
 import { printJsonResult } from './json-result.js';
 
@@ -150,7 +151,9 @@ await run(viaEngine, await proposals(100), 4);
 await run(viaHttp, await proposals(100), 4);
 
 // The floor: a loopback round trip to a server that does nothing.
-const bare = createServer((_req, res) => res.end('ok'));
+// The same keep-alive as countersign's server: with Node's 5 s, an idle pooled connection can be
+// closed by the server just as the client reuses it (ECONNRESET on a loaded machine).
+const bare = createServer({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS }, (_req, res) => res.end('ok'));
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
 const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/`;
 for (let i = 0; i < 200; i++) await send(bareUrl, 'GET');

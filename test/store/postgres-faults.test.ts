@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { waitForStore } from '../../src/cli/wait-for-store.js';
 import { StoreFaultError, StoreUnavailableError } from '../../src/errors.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
+import { sampleProposal } from '../../src/testing/index.js';
 import { TEST_PG_URL, testPostgres } from '../support/postgres.js';
 
 // A port nothing listens on: connections are refused at once.
@@ -73,7 +74,7 @@ describe.skipIf(!TEST_PG_URL)('PostgreSQL failing under a running store (COUNTER
     }
   };
 
-  it('survives its held connection’s backend being terminated: the transaction fails unreachable, the next one runs', async () => {
+  it('survives its held connection’s backend being terminated: the transaction fails unreachable, nothing of it remains, the next one runs', async () => {
     const schema = backend.newSchema();
     const pool = new pg.Pool({ connectionString: TEST_PG_URL, options: `-c search_path=${schema}`, max: 2 });
     pool.on('error', () => {});
@@ -86,11 +87,12 @@ describe.skipIf(!TEST_PG_URL)('PostgreSQL failing under a running store (COUNTER
     const entered = new Promise<void>((resolve) => (inside = resolve));
     let resume: () => void = () => {};
     const terminated = new Promise<void>((resolve) => (resume = resolve));
+    const written = sampleProposal();
     const cut = store.transaction(async (tx) => {
-      await tx.getProposal('acme', 'prp_none');
+      await tx.insertProposal(written);
       inside();
       await terminated;
-      return tx.getProposal('acme', 'prp_none');
+      return tx.getProposal('acme', written.id);
     });
     await entered;
     // pg emits 'error' on the held connection as its socket dies: unheard, that ended the process.
@@ -105,7 +107,8 @@ describe.skipIf(!TEST_PG_URL)('PostgreSQL failing under a running store (COUNTER
     );
     expect(failure).toBeInstanceOf(StoreFaultError);
     expect((failure as StoreFaultError).condition).toBe('unreachable');
-    expect(await store.read((r) => r.getProposal('acme', 'prp_none'))).toBeUndefined();
+    // Cut mid-way: nothing of it remains, and the pool serves the next caller.
+    expect(await store.read((r) => r.getProposal('acme', written.id))).toBeUndefined();
     await store.close();
     await pool.end();
   });
