@@ -30,6 +30,7 @@ const INTEGRATION = [
   'test/store/audit-batching.test.ts',
   'test/store/pglite-store.test.ts',
   'test/engine/read.test.ts',
+  'test/engine/store-fault-execution.test.ts',
   // 60 random histories per backend, each on a freshly migrated store (a schema each on PostgreSQL).
   'test/engine/model.test.ts',
   // Fourteen engines per backend, each on a freshly migrated store.

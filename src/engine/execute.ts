@@ -17,7 +17,7 @@ import type { ProposalRecord } from '../store/records.js';
 import { type ExecutionContract, verifiedArgumentsOf } from './approve.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
-import { CorruptAuditChainError } from '../store/store-errors.js';
+import { CorruptAuditChainError, StoreUnavailableError } from '../store/store-errors.js';
 import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
@@ -367,10 +367,13 @@ async function executeLocal(
   } catch (error) {
     if (!record) throw error;
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
+    // A store that is unavailable for a while rolled the effect back: nothing ran, so the attempt
+    // stays executing for recovery to run again, never a failure a human must approve anew.
     if (
       error instanceof FencedAttemptError ||
       error instanceof OperationContractError ||
-      error instanceof CorruptAuditChainError
+      error instanceof CorruptAuditChainError ||
+      error instanceof StoreUnavailableError
     )
       throw error;
     if (error instanceof CommandRefused)
@@ -489,6 +492,9 @@ async function callProvider(
     if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
     // Nothing more can be recorded: see unrecorded().
     if (error instanceof CorruptAuditChainError) throw error;
+    // The store failed while recording the command or the revalidation: recovery takes the attempt
+    // over after its lease (re-run if no command was recorded, else reconciled), never a failure.
+    if (error instanceof StoreUnavailableError) throw error;
     await recordRevalidation();
     if (error instanceof CommandRefused)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));

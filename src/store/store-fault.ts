@@ -49,7 +49,10 @@ export class StoreFaultError extends StoreUnavailableError {
   readonly retryAfterSeconds: number;
 
   constructor(condition: StoreFaultCondition, detail: string, options?: ErrorOptions) {
-    super(`${WHAT[condition]} (${detail}); nothing was written, try again shortly`, options);
+    super(
+      `${WHAT[condition]} (${detail}); the step it was taking was rolled back; try again shortly`,
+      options,
+    );
     this.condition = condition;
     this.retryAfterSeconds = RETRY_AFTER[condition];
   }

@@ -531,7 +531,7 @@ describe('countersign serve against a store that is not there yet', () => {
     );
     expect(code).toBe(0);
     expect(errors).toEqual([
-      'countersign serve: the store postgres://app:***@127.0.0.1:1/db is unavailable (unreachable: the database cannot be reached (ECONNREFUSED); nothing was written, try again shortly); trying again with backoff until it answers\n',
+      'countersign serve: the store postgres://app:***@127.0.0.1:1/db is unavailable (unreachable: the database cannot be reached (ECONNREFUSED); the step it was taking was rolled back; try again shortly); trying again with backoff until it answers\n',
     ]);
     expect(out.join('')).toBe('stopped\n');
   });

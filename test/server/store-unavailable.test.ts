@@ -64,7 +64,7 @@ describe('a store that cannot write for a while', () => {
       });
       expect(refused.status).toBe(503);
       expect(refused.body['reason']).toBe('store_unavailable');
-      expect(refused.body['message']).toMatch(/busy \(SQLITE_BUSY\); nothing was written/);
+      expect(refused.body['message']).toMatch(/busy \(SQLITE_BUSY\); the step it was taking was rolled back/);
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(refused.body['correlationId']).toBeUndefined();
       // Liveness never asks the store; readiness does, and WAL reads go on beside the writer.

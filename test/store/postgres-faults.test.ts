@@ -41,7 +41,7 @@ describe('PostgreSQL that cannot be reached', () => {
     expect(waited).toEqual({ kind: 'stopped' });
     expect(tries).toBe(3);
     expect(lines).toEqual([
-      'countersign serve: the store postgres://postgres@127.0.0.1:1/countersign is unavailable (unreachable: the database cannot be reached (ECONNREFUSED); nothing was written, try again shortly); trying again with backoff until it answers\n',
+      'countersign serve: the store postgres://postgres@127.0.0.1:1/countersign is unavailable (unreachable: the database cannot be reached (ECONNREFUSED); the step it was taking was rolled back; try again shortly); trying again with backoff until it answers\n',
     ]);
     await store.close();
   });
