@@ -15,7 +15,7 @@ type Connection = { exec(sql: string): unknown; close(): unknown };
 const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => Connection;
 
 const LEASE = 60_000;
-const cleanups: (() => Promise<unknown> | void)[] = [];
+const cleanups: (() => unknown)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
