@@ -8,6 +8,7 @@ import {
   type OutboxRecord,
   outboxOf,
 } from '../store/sql-outbox.js';
+import { storeFaultFields } from '../store/store-fault.js';
 import type { Store } from '../store/store.js';
 import type { ChannelSender, SendResult } from './channel.js';
 import { deliveryErrorText } from './delivery-error.js';
@@ -206,7 +207,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       try {
         tried = await runOnce();
       } catch (error) {
-        logger.error({ err: error }, 'notification dispatch failed');
+        const fault = storeFaultFields(error);
+        if (fault) logger.warn(fault, 'notification dispatch waits for the store');
+        else logger.error({ err: error }, 'notification dispatch failed');
       }
       if (tried >= batchSize || stopped) continue;
       await pruneIfDue();

@@ -4,7 +4,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from '../engine/engine-context.js';
 import { UnstorableValueError } from '../store/unstorable-value.js';
 import { StoreUnavailableError } from '../store/store-errors.js';
-import { StoreFaultError } from '../store/store-fault.js';
+import { StoreFaultError, storeFaultFields } from '../store/store-fault.js';
 import { newId } from '../engine/ids.js';
 import type { AppEnv } from './app-env.js';
 import { errorPage } from './console/pages/error-page.js';
@@ -71,12 +71,7 @@ export function errorHandler(logger: Logger): ErrorHandler<AppEnv> {
     if (error instanceof StoreUnavailableError) {
       const retryAfter = error instanceof StoreFaultError ? error.retryAfterSeconds : 5;
       logger.warn(
-        {
-          condition: error instanceof StoreFaultError ? error.condition : 'unavailable',
-          cause: error.cause instanceof Error ? error.cause.message : undefined,
-          method: c.req.method,
-          path: c.req.path,
-        },
+        { ...storeFaultFields(error), method: c.req.method, path: c.req.path },
         'store unavailable',
       );
       return respond(

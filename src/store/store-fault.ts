@@ -150,3 +150,20 @@ export function asStoreFault(error: unknown): unknown {
   const detail = code || (error instanceof Error ? error.message : String(error));
   return new StoreFaultError(condition, detail, { cause: error });
 }
+
+/**
+ * Log fields of a store that is unavailable for a while (`condition` and the driver's message,
+ * never a stack), or undefined for any other error: a background loop logs an outage as one
+ * `warn` line per try instead of an `error` with a stack trace.
+ */
+export function storeFaultFields(
+  error: unknown,
+):
+  | { readonly condition: StoreFaultCondition | 'unavailable'; readonly cause: string | undefined }
+  | undefined {
+  if (!(error instanceof StoreUnavailableError)) return undefined;
+  return {
+    condition: error instanceof StoreFaultError ? error.condition : 'unavailable',
+    cause: error.cause instanceof Error ? error.cause.message : undefined,
+  };
+}
