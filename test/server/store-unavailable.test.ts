@@ -7,6 +7,7 @@ import { readiness } from '../../src/server/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/engine.js';
+import { ConsoleClient, hidden } from './support/console-client.js';
 import { call, freshInvoice, type ServerHarness, serverHarness } from './support/server-harness.js';
 
 // A second connection to the same SQLite file: another process holding the write lock.
@@ -83,6 +84,29 @@ describe('a store that cannot write for a while', () => {
     expect(warned.length).toBeGreaterThan(0);
     expect(warned[0]!.fields).toMatchObject({ condition: 'busy', path: '/api/v1/proposals' });
     expect(h.logs.some((line) => line.level === 'error')).toBe(false);
+  });
+
+  it('shows an operator signing in the console’s error page with the reason, 503 and Retry-After', async () => {
+    const client = new ConsoleClient(h.url);
+    const form = await client.get('/login');
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const { operators } = h.tenants.acme;
+      const signIn = await client.post('/login', {
+        csrf: hidden(form.html, 'csrf'),
+        email: operators.approver.email,
+        password: operators.approver.password,
+      });
+      expect(signIn.status).toBe(503);
+      expect(signIn.response.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(signIn.response.headers.get('retry-after')).toBe('1');
+      expect(signIn.html).toContain('store_unavailable');
+      expect(signIn.html).not.toMatch(/countersign_|SELECT|INSERT/);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
   });
 
   it('answers a request past its deadline 503 store_unavailable, saying it may still complete', async () => {
