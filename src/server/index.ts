@@ -35,7 +35,12 @@ export {
   type OidcClaims,
   type OidcConfig,
 } from './auth/oidc.js';
-export { type AuthenticationConfig, loadServeConfig, type ServeConfig } from './serve-config.js';
+export {
+  type AuthenticationConfig,
+  loadServeConfig,
+  type RecoveryConfig,
+  type ServeConfig,
+} from './serve-config.js';
 export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';
 export {
   approverEmails,
