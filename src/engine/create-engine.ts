@@ -91,6 +91,12 @@ export interface EngineOptions<Ops extends Operations = Operations> {
   readonly allowEditorApproval?: boolean;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
+  /**
+   * How often the application runs {@link TypedEngine.recover} (`countersign serve --sweep-interval`).
+   * The engine runs no sweep itself: this only tells an approval refused `recovering` (its
+   * attempt's worker stopped, its lease ended) when to retry (`retryAfterMs`).
+   */
+  readonly sweepIntervalMs?: number;
   /** Called after each committed lifecycle step (Prometheus metrics: `createLifecycleMetrics` in `countersign/observability`). */
   readonly observers?: readonly LifecycleObserver[];
   /**
@@ -289,6 +295,7 @@ export async function createEngine<Ops extends Operations>(
     chainer: auditChainer(options.sealKey),
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
+    sweepIntervalMs: options.sweepIntervalMs,
     allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
     stepWriters: options.stepWriters ?? [],

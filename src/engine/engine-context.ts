@@ -28,6 +28,8 @@ export interface EngineContext {
   readonly approverRoles: readonly string[];
   /** How long a claimed attempt may run before a recovery sweep may take it over. */
   readonly leaseMs: number;
+  /** How often the host runs the recovery sweep, when it said so: only for telling callers when to retry. */
+  readonly sweepIntervalMs: number | undefined;
   /** Lets an editor approve their own edit for every operation (audited); off by default. */
   readonly allowEditorApproval: boolean;
   /** Called after each committed step (metrics, tracing). */

@@ -207,6 +207,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
       leaseMs: recovery.leaseMs,
+      sweepIntervalMs: recovery.sweepMs,
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(notifications ? { stepWriters: [notifications.writer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),

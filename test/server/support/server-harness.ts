@@ -81,6 +81,8 @@ export async function serverHarness(
     notifications?: boolean;
     /** The live event streams of `GET /api/v1/events` (default: the app's). */
     events?: EventStreams;
+    /** The engine's lease and the recovery sweep interval it tells refused callers. */
+    recovery?: { readonly leaseMs?: number; readonly sweepIntervalMs?: number };
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -101,6 +103,7 @@ export async function serverHarness(
     logger,
     ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...options.recovery,
   });
   const directory = new PrincipalDirectory(store, {
     clock,
