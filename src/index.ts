@@ -177,6 +177,8 @@ export {
   type RateLimitKind,
   type ReadBinding,
   type ReadResult,
+  type ReconcileBackoff,
+  type ReconcileDueSummary,
   type ReconcileInput,
   type ReconcileResult,
   type RelatedProposals,

@@ -22,6 +22,7 @@ import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
 import { newId } from './ids.js';
+import { firstReconcileAt } from './reconcile-due.js';
 
 /** The command guard refused a downstream call: no command id exists for it. */
 class CommandRefused extends Error {
@@ -308,7 +309,7 @@ async function executeLocal(
       const current = record!;
       const now = ctx.clock.now();
       if (ready.kind === 'corrupt') {
-        await writeOutcome(now, t, current, contract, ready.outcome, undefined);
+        await writeOutcome(ctx, now, t, current, contract, ready.outcome, undefined);
         return ready.outcome;
       }
       const revalidation = await revalidateArgs(ctx, operation, current, ready.args);
@@ -318,6 +319,7 @@ async function executeLocal(
             ? revalidation.outcome
             : { kind: 'revision_required', reason: revalidation.reason };
         await writeOutcome(
+          ctx,
           now,
           t,
           current,
@@ -361,7 +363,7 @@ async function executeLocal(
         ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
         : { kind: 'succeeded', result: jsonOrNull(result) };
       await fault('before_outcome_commit');
-      await writeOutcome(ctx.clock.now(), t, current, contract, outcome, undefined, fault);
+      await writeOutcome(ctx, ctx.clock.now(), t, current, contract, outcome, undefined, fault);
       return outcome;
     });
   } catch (error) {
@@ -597,7 +599,7 @@ async function finish(
 ): Promise<Outcome> {
   try {
     return await inTransaction(ctx, async (t) => {
-      await writeOutcome(ctx.clock.now(), t, record, contract, outcome, extra, fault);
+      await writeOutcome(ctx, ctx.clock.now(), t, record, contract, outcome, extra, fault);
       return outcome;
     });
   } catch (error) {
@@ -607,6 +609,7 @@ async function finish(
 }
 
 async function writeOutcome(
+  ctx: EngineContext,
   now: number,
   t: StepTransaction,
   record: ProposalRecord,
@@ -622,10 +625,15 @@ async function writeOutcome(
     { status: outcome.kind, outcomeJson: canonicalize(outcome), updatedAt: now },
   );
   if (!applied) throw new Fenced();
-  await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
-    status: outcome.kind === 'needs_reconciliation' ? 'needs_reconciliation' : 'completed',
-    finishedAt: now,
-  });
+  await t.tx.updateAttempt(
+    record.tenant,
+    contract.attemptId,
+    'executing',
+    outcome.kind === 'needs_reconciliation'
+      ? // Its lease becomes the time of its first automatic reconciliation (see reconcileDue).
+        { status: 'needs_reconciliation', finishedAt: now, leaseUntil: firstReconcileAt(ctx, now) }
+      : { status: 'completed', finishedAt: now },
+  );
   if (fault) await fault('between_outcome_and_audit');
   if (extra)
     await t.record(

@@ -5,6 +5,7 @@ import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { idempotencyKeyOf, newId } from './ids.js';
+import { firstReconcileAt } from './reconcile-due.js';
 import { canonicalize } from '../canonical/canonicalize.js';
 import type { Outcome } from '../operation/outcome.js';
 
@@ -129,7 +130,9 @@ function takeOverInTransaction(
       record.tenant,
       attempt.id,
       'executing',
-      { status: mayHaveSent ? 'needs_reconciliation' : 'abandoned', finishedAt: now },
+      mayHaveSent
+        ? { status: 'needs_reconciliation', finishedAt: now, leaseUntil: firstReconcileAt(ctx, now) }
+        : { status: 'abandoned', finishedAt: now },
       { leaseBefore: now },
     );
     if (!fenced) return { kind: 'skipped' };

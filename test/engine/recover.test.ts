@@ -1,6 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { demoWorld } from '../../examples/index.js';
-import type { FaultPoint } from '../../src/engine/faults.js';
 import type { Store } from '../../src/store/store.js';
 import {
   approver,
@@ -11,6 +10,7 @@ import {
   harnessOn,
   proposeDraft,
   proposePayment,
+  stallAt,
   warmUp,
 } from '../support/engine.js';
 
@@ -23,30 +23,6 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
   });
 
   const LEASE = 60_000;
-
-  /** A fault hook that parks the worker forever at one point (a crash, as far as the store can tell), or until released. */
-  function stallAt(point: FaultPoint) {
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reached: () => void = () => {};
-    const reachedPromise = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    let armed = true;
-    return {
-      hook: async (p: FaultPoint) => {
-        if (p === point && armed) {
-          armed = false;
-          reached();
-          await released;
-        }
-      },
-      reached: reachedPromise,
-      release: () => release(),
-    };
-  }
 
   describe('recovery after a worker stops mid-attempt', () => {
     it('a worker past its lease still commits once when no sweep took over; a later sweep finds nothing', async () => {

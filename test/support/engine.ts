@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
 import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
-import { type FaultHook, withFaults } from '../../src/engine/faults.js';
+import { type FaultHook, type FaultPoint, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { type TestPostgres, testPostgres } from './postgres.js';
@@ -187,4 +187,31 @@ export async function claimProposal(engine: Engine, proposal: { id: string; dige
   });
   if (claimed.kind !== 'claimed') throw new Error(`expected claimed, got ${claimed.kind}`);
   return claimed.contract;
+}
+
+/**
+ * A fault hook that parks the worker at one point, the first time it gets there (a crash, as far
+ * as the store can tell), until released: `reached` resolves when it is parked.
+ */
+export function stallAt(point: FaultPoint) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reached: () => void = () => {};
+  const reachedPromise = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  let armed = true;
+  return {
+    hook: async (p: FaultPoint) => {
+      if (p === point && armed) {
+        armed = false;
+        reached();
+        await released;
+      }
+    },
+    reached: reachedPromise,
+    release: () => release(),
+  };
 }

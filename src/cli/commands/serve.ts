@@ -81,7 +81,10 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
                            work over sooner, but a provider call must finish within it
   --sweep-interval DURATION
                            how often expiry, recovery and automatic reconciliation run
-                           (default 15s, at most the lease); config file: recovery
+                           (default 15s, at most the lease); config file: recovery, where
+                           reconcile: { first: '10s', max: '10m' } sets when a proposal left
+                           needs_reconciliation is looked up (10s after, doubling up to 10m
+                           between tries; false: operators reconcile by hand only)
 
 Environment: COUNTERSIGN_SEAL_KEY (at least 32 bytes, e.g. openssl rand -hex 32; keep it out of
 the database's reach) seals every proposal, approval, grant and audit event with an HMAC, so a
@@ -208,6 +211,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       logger,
       leaseMs: recovery.leaseMs,
       sweepIntervalMs: recovery.sweepMs,
+      ...(recovery.reconcile ? { reconcileBackoff: recovery.reconcile } : {}),
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(notifications ? { stepWriters: [notifications.writer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
@@ -279,7 +283,11 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       if (sweeping) return;
       sweeping = Promise.all([
         engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed')),
-        engine.recover().catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed')),
+        // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
+        engine
+          .recover()
+          .then(() => (recovery.reconcile ? engine.reconcileDue() : undefined))
+          .catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed')),
       ]).finally(() => {
         sweeping = undefined;
       });
