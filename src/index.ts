@@ -96,6 +96,7 @@ export {
   type PrepareContext,
   type Prepared,
   type ProposalFacts,
+  type ProviderTraits,
   type ReadScope,
   type ReadTool,
   type ReadToolDefinition,

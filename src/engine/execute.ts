@@ -23,6 +23,7 @@ import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
 import { newId } from './ids.js';
 import { firstReconcileAt } from './reconcile-due.js';
+import { resentCommandOf } from './resend.js';
 
 /** The command guard refused a downstream call: no command id exists for it. */
 class CommandRefused extends Error {
@@ -409,7 +410,11 @@ async function callProvider(
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
   progress: Progress,
 ): Promise<Outcome> {
-  const revalidation = await revalidateArgs(ctx, operation, record, args);
+  // A resend continues a command already issued after revalidation: revalidating again would judge
+  // the world after the provider may have acted (an invoice it already paid is no longer open).
+  const resent = resentCommandOf(contract);
+  const revalidation: Awaited<ReturnType<typeof revalidateArgs>> =
+    resent === undefined ? await revalidateArgs(ctx, operation, record, args) : { kind: 'valid' };
   if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
   if (revalidation.kind === 'revision_required') {
     return finish(
@@ -422,7 +427,7 @@ async function callProvider(
   }
   // The 'revalidated' step is recorded in the command's transaction (one write fewer per
   // execution), or on its own when the executor ends without a command.
-  let revalidationUnrecorded = operation.revalidate !== undefined;
+  let revalidationUnrecorded = operation.revalidate !== undefined && resent === undefined;
   const revalidatedStep = () =>
     stepOf(record, contract, {
       step: 'revalidated' as const,
@@ -442,7 +447,11 @@ async function callProvider(
       );
     const decision = guard(operation, record, request);
     if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
-    const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
+    // A resend is the recorded command again, under the key it was first sent with (the contract's).
+    const meta: CommandMeta = {
+      commandId: resent ?? newId('cmd'),
+      idempotencyKey: contract.idempotencyKey,
+    };
     const renewed = leaseClock(ctx);
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
@@ -462,7 +471,10 @@ async function callProvider(
             approved: record.digest,
             ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
           },
-          detail: { approvedScope: record.scopeDigest },
+          detail: {
+            approvedScope: record.scopeDigest,
+            ...(resent !== undefined ? { resend: true, idempotencyKey: meta.idempotencyKey } : {}),
+          },
         }),
       );
     });
@@ -492,9 +504,13 @@ async function callProvider(
     // Nothing more can be recorded: see unrecorded().
     if (error instanceof CorruptAuditChainError) throw error;
     await recordRevalidation();
-    if (error instanceof CommandRefused)
+    // A resend's command may have reached the provider the first time: whatever stops this one
+    // before or during its call leaves the attempt to reconciliation, never a terminal failure.
+    if (error instanceof CommandRefused && resent === undefined)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
-    if (progress.sent) {
+    if (error instanceof CommandRefused)
+      return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, refusedStep(error), fault);
+    if (progress.sent || resent !== undefined) {
       ctx.logger.warn(
         { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
         'provider response lost',
@@ -518,6 +534,13 @@ async function callProvider(
       undefined,
       fault,
     );
+  }
+  if (!progress.sent && resent !== undefined) {
+    ctx.logger.warn(
+      { proposalId: record.id, attemptId: contract.attemptId },
+      'the executor made no command when re-sending one',
+    );
+    return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, undefined, fault);
   }
   if (!progress.sent) {
     return finish(

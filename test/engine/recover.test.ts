@@ -56,6 +56,7 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
       expect(await h.engine.recover()).toEqual({
         examined: 0,
         rerun: 0,
+        resent: 0,
         toReconciliation: 0,
         parked: 0,
         skipped: 0,

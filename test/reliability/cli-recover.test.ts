@@ -155,7 +155,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         });
         expect(first).toMatchObject({
           code: 0,
-          out: 'recovered: examined=3 rerun=2 to_reconciliation=1 parked=0 skipped=0 held=0 chained=0\n',
+          out: 'recovered: examined=3 rerun=2 resent=0 to_reconciliation=1 parked=0 skipped=0 held=0 chained=0\n',
         });
         expect((await stored(l.store, local!.id)).record.status).toBe('succeeded');
         expect((await stored(l.store, external!.id)).record.status).toBe('succeeded');
@@ -172,6 +172,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         expect(JSON.parse(again.out)).toEqual({
           examined: 0,
           rerun: 0,
+          resent: 0,
           toReconciliation: 0,
           parked: 0,
           skipped: 0,
@@ -191,7 +192,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         });
         expect(run).toMatchObject({
           code: 1,
-          out: 'recovered: examined=1 rerun=0 to_reconciliation=0 parked=1 skipped=0 held=0 chained=0\n',
+          out: 'recovered: examined=1 rerun=0 resent=0 to_reconciliation=0 parked=1 skipped=0 held=0 chained=0\n',
         });
         expect((await stored(l.store, local!.id)).record.status).toBe('terminal_failure');
       });
