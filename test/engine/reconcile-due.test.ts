@@ -16,13 +16,15 @@ import {
 const LEASE = 60_000;
 const FIRST = 10_000;
 
-/** The demo operations, with invoice.pay's reconcile replaced when given. */
+/** The demo operations, with invoice.pay declared not deduplicating (so a stopped attempt goes to reconciliation) and its reconcile replaced when given. */
 function operationsOf(
   world: DemoWorld,
   reconcile?: (attempt: { readonly idempotencyKey: string }) => Promise<Reconciliation<unknown>>,
 ): AnyOperation[] {
   return demoOperations(world).map((op) =>
-    op.kind === 'invoice.pay' ? { ...op, ...(reconcile ? { reconcile } : {}) } : op,
+    op.kind === 'invoice.pay'
+      ? { ...op, provider: { deduplicates: 'none' as const }, ...(reconcile ? { reconcile } : {}) }
+      : op,
   );
 }
 

@@ -11,6 +11,7 @@ import {
   proposeDraft,
   proposePayment,
   stallAt,
+  undeclaredOperations,
   warmUp,
 } from '../support/engine.js';
 
@@ -86,7 +87,13 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
       async (point, calls, final) => {
         const stall = stallAt(point);
         const world = demoWorld();
-        h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+        // A provider that does not deduplicate: see resend.test.ts for one that does.
+        h = await harnessOn(backend, {
+          leaseMs: LEASE,
+          faults: stall.hook,
+          world,
+          operations: undeclaredOperations(world),
+        });
         const proposal = await proposePayment(h.engine);
         const contract = await claimProposal(h.engine, proposal);
         void h.engine.execute(contract);
@@ -108,7 +115,12 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
     it('an external worker woken after a sweep sent its attempt to reconciliation never calls the provider', async () => {
       const stall = stallAt('before_provider_call');
       const world = demoWorld();
-      h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+      h = await harnessOn(backend, {
+        leaseMs: LEASE,
+        faults: stall.hook,
+        world,
+        operations: undeclaredOperations(world),
+      });
       const proposal = await proposePayment(h.engine);
       const contract = await claimProposal(h.engine, proposal);
       const worker = h.engine.execute(contract);

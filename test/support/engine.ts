@@ -2,7 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
-import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
+import {
+  type Actor,
+  type AnyOperation,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+} from '../../src/index.js';
 import { type FaultHook, type FaultPoint, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
@@ -214,4 +220,14 @@ export function stallAt(point: FaultPoint) {
     reached: reachedPromise,
     release: () => release(),
   };
+}
+
+/**
+ * The demo operations with the payments' provider declared as not deduplicating: a stopped
+ * attempt that recorded its command then goes to `needs_reconciliation`, as any provider's would.
+ */
+export function undeclaredOperations(world: DemoWorld): AnyOperation[] {
+  return demoOperations(world).map((op) =>
+    op.effect === 'external' ? { ...op, provider: { deduplicates: 'none' as const } } : op,
+  );
 }
