@@ -32,6 +32,9 @@ export function invoicePay(deps: { readonly invoices: InvoiceBook; readonly prov
     scopeVersion: 1,
     viewVersion: 1,
     effect: 'external',
+    // The provider returns the first payment for a repeated idempotency key: recovery re-sends a
+    // command a crashed worker recorded instead of leaving it to reconciliation.
+    provider: { deduplicates: 'idempotency_key' },
     expiresIn: '30m',
     scope: invoicePayScope,
     // The amount and where it goes are what an approver must not miss: the review page emphasises them.

@@ -62,6 +62,9 @@ export function orderRefundMissingDiscount(deps: {
     kind: 'order.refund_missing_discount',
     scopeVersion: 1,
     effect: 'external',
+    // The provider returns the first payment for a repeated idempotency key: recovery re-sends a
+    // command a crashed worker recorded instead of leaving it to reconciliation.
+    provider: { deduplicates: 'idempotency_key' },
     expiresIn: '1h',
     scope: argumentsSchema
       .extend({ tenant: z.string().min(1), operation: z.literal('order.refund_missing_discount') })

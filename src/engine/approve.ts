@@ -68,7 +68,16 @@ export type ApproveResult<Ops extends Operations = Operations> =
       readonly given: readonly { readonly by: string; readonly at: Date }[];
     }
   | { readonly kind: 'already_completed'; readonly outcome: OutcomeOf<Ops> }
-  | { readonly kind: 'not_approvable'; readonly reason: DenialReason; readonly message: string };
+  | {
+      readonly kind: 'not_approvable';
+      readonly reason: DenialReason;
+      readonly message: string;
+      /**
+       * With `recovering`: when to retry, when the engine knows how often the recovery sweep runs
+       * (`createEngine({ sweepIntervalMs })`).
+       */
+      readonly retryAfterMs?: number;
+    };
 
 const STALE_VIEW = 'the page showed another version of this proposal; reload it';
 
@@ -186,6 +195,28 @@ async function refuse(
     detail: { message },
   });
   return { kind: 'not_approvable', reason, message };
+}
+
+/**
+ * The current attempt of an executing proposal when its lease has ended and no sweep has taken it
+ * over yet (its worker stopped: the attempt is orphaned, awaiting recovery), with the sentence that
+ * says so; undefined while the lease is live (the attempt is running).
+ */
+async function orphanedAttempt(
+  ctx: EngineContext,
+  t: StepTransaction,
+  record: ProposalRecord,
+): Promise<{ readonly message: string } | undefined> {
+  const attempts = await t.tx.listAttempts(record.tenant, record.id);
+  const current = attempts.find((a) => a.number === record.currentAttempt);
+  if (current?.status !== 'executing' || current.leaseUntil >= ctx.clock.now()) return undefined;
+  const sweep =
+    ctx.sweepIntervalMs === undefined
+      ? 'the next recovery sweep takes it over'
+      : `the next recovery sweep (every ${Math.ceil(ctx.sweepIntervalMs / 1000)}s) takes it over`;
+  return {
+    message: `already approved, but attempt ${current.number} stopped: its lease ended at ${new Date(current.leaseUntil).toISOString()}; ${sweep}, nothing is done twice`,
+  };
 }
 
 /**
@@ -313,6 +344,13 @@ async function approveInTransaction(ctx: EngineContext, input: ApproveInput): Pr
       return { kind: 'already_completed', outcome: parseStoredJson(record.outcomeJson) as Outcome };
     }
     if (record.status === 'executing') {
+      const orphan = await orphanedAttempt(ctx, t, record);
+      if (orphan) {
+        const refused = await refuse(t, record, approver, 'recovering', orphan.message, input.seenDigest);
+        return ctx.sweepIntervalMs === undefined
+          ? refused
+          : { ...refused, retryAfterMs: ctx.sweepIntervalMs };
+      }
       return refuse(t, record, approver, 'replayed', 'already approved and executing', input.seenDigest);
     }
     if (record.status === 'declined' || record.status === 'superseded' || record.status === 'expired') {

@@ -67,6 +67,12 @@ import type { AnyReadTool } from '../operation/define-read-tool.js';
 import { type ReadBinding, type ReadResult, read } from './read.js';
 import { type ReconcileInput, type ReconcileResult, reconcile } from './reconcile.js';
 import { type RecoverOptions, type RecoverySummary, recover } from './recover.js';
+import {
+  DEFAULT_RECONCILE_BACKOFF,
+  type ReconcileBackoff,
+  type ReconcileDueSummary,
+  reconcileDue,
+} from './reconcile-due.js';
 
 /** Everything an engine is wired from. */
 export interface EngineOptions<Ops extends Operations = Operations> {
@@ -91,6 +97,18 @@ export interface EngineOptions<Ops extends Operations = Operations> {
   readonly allowEditorApproval?: boolean;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
+  /**
+   * How often the application runs {@link TypedEngine.recover} (`countersign serve --sweep-interval`).
+   * The engine runs no sweep itself: this only tells an approval refused `recovering` (its
+   * attempt's worker stopped, its lease ended) when to retry (`retryAfterMs`).
+   */
+  readonly sweepIntervalMs?: number;
+  /**
+   * When {@link TypedEngine.reconcileDue} asks the provider about an attempt left
+   * `needs_reconciliation`: `firstMs` after (default 10 s), then after as long again as it has
+   * waited, at most `maxMs` between tries (default 10 minutes).
+   */
+  readonly reconcileBackoff?: ReconcileBackoff;
   /** Called after each committed lifecycle step (Prometheus metrics: `createLifecycleMetrics` in `countersign/observability`). */
   readonly observers?: readonly LifecycleObserver[];
   /**
@@ -204,7 +222,14 @@ export interface TypedEngine<Ops extends Operations> {
   decline(input: DeclineInput): Promise<DeclineResult>;
   /** A new freeze that supersedes the old proposal; approval is required again. */
   edit(input: EditInput): Promise<EditResult<Ops>>;
+  /** Asks the provider about one `needs_reconciliation` proposal's attempt and records its answer (an operator's button). */
   reconcile(input: ReconcileInput): Promise<ReconcileResult<Ops>>;
+  /**
+   * The automatic reconciliation: runs `reconcile` (audited as `system:reconciliation`) for every
+   * `needs_reconciliation` proposal whose next try on the backoff (`reconcileBackoff`) is due. Safe
+   * in every instance at once; `countersign serve` calls it from its sweep.
+   */
+  reconcileDue(options?: { readonly limit?: number }): Promise<ReconcileDueSummary>;
   /** Takes over attempts whose lease ended: re-runs what never ran, sends the rest to reconciliation. */
   recover(options?: RecoverOptions): Promise<RecoverySummary>;
   /** Expires pending proposals past their expiry; returns how many. */
@@ -289,6 +314,8 @@ export async function createEngine<Ops extends Operations>(
     chainer: auditChainer(options.sealKey),
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
+    sweepIntervalMs: options.sweepIntervalMs,
+    reconcileBackoff: checkedBackoff(options.reconcileBackoff),
     allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
     stepWriters: options.stepWriters ?? [],
@@ -328,6 +355,7 @@ export async function createEngine<Ops extends Operations>(
     decline: (input: DeclineInput) => decline(ctx, input),
     edit: (input: EditInput) => edit(ctx, input),
     reconcile: (input: ReconcileInput) => reconcile(ctx, input),
+    reconcileDue: (dueOptions?: { readonly limit?: number }) => reconcileDue(ctx, dueOptions),
     recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
     expireDue: () => expireDue(ctx),
     expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
@@ -361,4 +389,14 @@ export async function createEngine<Ops extends Operations>(
   // The one place the types meet the values: every call still parses through the operation's own
   // schemas at run time; the typed view only states what the registered operations produce.
   return engine as unknown as Engine<readonly Ops[number][]>;
+}
+
+function checkedBackoff(backoff: ReconcileBackoff | undefined): ReconcileBackoff {
+  if (!backoff) return DEFAULT_RECONCILE_BACKOFF;
+  const { firstMs, maxMs } = backoff;
+  if (!Number.isSafeInteger(firstMs) || firstMs < 1 || !Number.isSafeInteger(maxMs) || maxMs < firstMs)
+    throw new ConfigurationError(
+      'reconcileBackoff: firstMs must be a whole number of milliseconds above 0, and maxMs at least firstMs',
+    );
+  return Object.freeze({ firstMs, maxMs });
 }

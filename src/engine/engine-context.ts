@@ -2,6 +2,7 @@ import type { AuditChainer } from '../audit/chain.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
+import type { ReconcileBackoff } from './reconcile-due.js';
 
 /** Milliseconds since the epoch; injected so expiry and leases can be tested. */
 export interface Clock {
@@ -28,6 +29,10 @@ export interface EngineContext {
   readonly approverRoles: readonly string[];
   /** How long a claimed attempt may run before a recovery sweep may take it over. */
   readonly leaseMs: number;
+  /** When the automatic reconciliation asks the provider again about a `needs_reconciliation` attempt. */
+  readonly reconcileBackoff: ReconcileBackoff;
+  /** How often the host runs the recovery sweep, when it said so: only for telling callers when to retry. */
+  readonly sweepIntervalMs: number | undefined;
   /** Lets an editor approve their own edit for every operation (audited); off by default. */
   readonly allowEditorApproval: boolean;
   /** Called after each committed step (metrics, tracing). */

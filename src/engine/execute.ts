@@ -22,6 +22,8 @@ import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
 import { newId } from './ids.js';
+import { firstReconcileAt } from './reconcile-due.js';
+import { resentCommandOf } from './resend.js';
 
 /** The command guard refused a downstream call: no command id exists for it. */
 class CommandRefused extends Error {
@@ -308,7 +310,7 @@ async function executeLocal(
       const current = record!;
       const now = ctx.clock.now();
       if (ready.kind === 'corrupt') {
-        await writeOutcome(now, t, current, contract, ready.outcome, undefined);
+        await writeOutcome(ctx, now, t, current, contract, ready.outcome, undefined);
         return ready.outcome;
       }
       const revalidation = await revalidateArgs(ctx, operation, current, ready.args);
@@ -318,6 +320,7 @@ async function executeLocal(
             ? revalidation.outcome
             : { kind: 'revision_required', reason: revalidation.reason };
         await writeOutcome(
+          ctx,
           now,
           t,
           current,
@@ -361,7 +364,7 @@ async function executeLocal(
         ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
         : { kind: 'succeeded', result: jsonOrNull(result) };
       await fault('before_outcome_commit');
-      await writeOutcome(ctx.clock.now(), t, current, contract, outcome, undefined, fault);
+      await writeOutcome(ctx, ctx.clock.now(), t, current, contract, outcome, undefined, fault);
       return outcome;
     });
   } catch (error) {
@@ -410,7 +413,11 @@ async function callProvider(
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
   progress: Progress,
 ): Promise<Outcome> {
-  const revalidation = await revalidateArgs(ctx, operation, record, args);
+  // A resend continues a command already issued after revalidation: revalidating again would judge
+  // the world after the provider may have acted (an invoice it already paid is no longer open).
+  const resent = resentCommandOf(contract);
+  const revalidation: Awaited<ReturnType<typeof revalidateArgs>> =
+    resent === undefined ? await revalidateArgs(ctx, operation, record, args) : { kind: 'valid' };
   if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
   if (revalidation.kind === 'revision_required') {
     return finish(
@@ -423,7 +430,7 @@ async function callProvider(
   }
   // The 'revalidated' step is recorded in the command's transaction (one write fewer per
   // execution), or on its own when the executor ends without a command.
-  let revalidationUnrecorded = operation.revalidate !== undefined;
+  let revalidationUnrecorded = operation.revalidate !== undefined && resent === undefined;
   const revalidatedStep = () =>
     stepOf(record, contract, {
       step: 'revalidated' as const,
@@ -443,7 +450,11 @@ async function callProvider(
       );
     const decision = guard(operation, record, request);
     if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
-    const meta: CommandMeta = { commandId: newId('cmd'), idempotencyKey: contract.idempotencyKey };
+    // A resend is the recorded command again, under the key it was first sent with (the contract's).
+    const meta: CommandMeta = {
+      commandId: resent ?? newId('cmd'),
+      idempotencyKey: contract.idempotencyKey,
+    };
     const renewed = leaseClock(ctx);
     // The command (and so the attempt's key) is durable before the provider hears of it.
     await inTransaction(ctx, async (t) => {
@@ -463,7 +474,10 @@ async function callProvider(
             approved: record.digest,
             ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
           },
-          detail: { approvedScope: record.scopeDigest },
+          detail: {
+            approvedScope: record.scopeDigest,
+            ...(resent !== undefined ? { resend: true, idempotencyKey: meta.idempotencyKey } : {}),
+          },
         }),
       );
     });
@@ -496,9 +510,13 @@ async function callProvider(
     // over after its lease (re-run if no command was recorded, else reconciled), never a failure.
     if (error instanceof StoreUnavailableError) throw error;
     await recordRevalidation();
-    if (error instanceof CommandRefused)
+    // A resend's command may have reached the provider the first time: whatever stops this one
+    // before or during its call leaves the attempt to reconciliation, never a terminal failure.
+    if (error instanceof CommandRefused && resent === undefined)
       return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
-    if (progress.sent) {
+    if (error instanceof CommandRefused)
+      return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, refusedStep(error), fault);
+    if (progress.sent || resent !== undefined) {
       ctx.logger.warn(
         { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
         'provider response lost',
@@ -522,6 +540,13 @@ async function callProvider(
       undefined,
       fault,
     );
+  }
+  if (!progress.sent && resent !== undefined) {
+    ctx.logger.warn(
+      { proposalId: record.id, attemptId: contract.attemptId },
+      'the executor made no command when re-sending one',
+    );
+    return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, undefined, fault);
   }
   if (!progress.sent) {
     return finish(
@@ -603,7 +628,7 @@ async function finish(
 ): Promise<Outcome> {
   try {
     return await inTransaction(ctx, async (t) => {
-      await writeOutcome(ctx.clock.now(), t, record, contract, outcome, extra, fault);
+      await writeOutcome(ctx, ctx.clock.now(), t, record, contract, outcome, extra, fault);
       return outcome;
     });
   } catch (error) {
@@ -613,6 +638,7 @@ async function finish(
 }
 
 async function writeOutcome(
+  ctx: EngineContext,
   now: number,
   t: StepTransaction,
   record: ProposalRecord,
@@ -628,10 +654,15 @@ async function writeOutcome(
     { status: outcome.kind, outcomeJson: canonicalize(outcome), updatedAt: now },
   );
   if (!applied) throw new Fenced();
-  await t.tx.updateAttempt(record.tenant, contract.attemptId, 'executing', {
-    status: outcome.kind === 'needs_reconciliation' ? 'needs_reconciliation' : 'completed',
-    finishedAt: now,
-  });
+  await t.tx.updateAttempt(
+    record.tenant,
+    contract.attemptId,
+    'executing',
+    outcome.kind === 'needs_reconciliation'
+      ? // Its lease becomes the time of its first automatic reconciliation (see reconcileDue).
+        { status: 'needs_reconciliation', finishedAt: now, leaseUntil: firstReconcileAt(ctx, now) }
+      : { status: 'completed', finishedAt: now },
+  );
   if (fault) await fault('between_outcome_and_audit');
   if (extra)
     await t.record(

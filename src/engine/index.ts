@@ -67,4 +67,5 @@ export {
 } from './queries.js';
 export type { ReadBinding, ReadResult } from './read.js';
 export type { ReconcileInput, ReconcileResult } from './reconcile.js';
+export type { ReconcileBackoff, ReconcileDueSummary } from './reconcile-due.js';
 export type { RecoverOptions, RecoverySummary } from './recover.js';

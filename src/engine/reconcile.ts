@@ -11,6 +11,7 @@ import { inTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
+import { commandKeyOf } from './resend.js';
 import type { Operations, OutcomeOf } from './operation-types.js';
 
 /** Close a `needs_reconciliation` proposal by asking the provider about its attempt. */
@@ -74,11 +75,13 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
       message: `attempt ${record.currentAttempt} of the proposal is not stored`,
     };
   }
+  // A resent command is known to the provider by the key it was first sent under.
+  const idempotencyKey = commandKeyOf(attempts, attempt);
   const answer: Reconciliation<unknown> = await operation.reconcile({
     proposalId: record.id,
     attemptId: attempt.id,
     attemptNumber: attempt.number,
-    idempotencyKey: attempt.idempotencyKey,
+    idempotencyKey,
     arguments: freeze<unknown>(operation.arguments.parse(parseStoredJson(record.argumentsJson))),
   });
   if (answer.kind === 'pending') return { kind: 'still_pending' };
@@ -89,7 +92,7 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
   // The provider's answer stays where it is until an operator repairs a chain that cannot record it.
   return refusingCorruptChain(
     ctx,
-    () => recordReconciled(ctx, actor, record, attempt, answer.kind, outcome),
+    () => recordReconciled(ctx, actor, record, attempt, idempotencyKey, answer.kind, outcome),
     (refused): ReconcileResult => ({
       kind: 'not_reconcilable',
       reason: refused.reason,
@@ -104,6 +107,7 @@ function recordReconciled(
   actor: Actor,
   record: ProposalRecord,
   attempt: AttemptRecord,
+  idempotencyKey: string,
   provider: 'succeeded' | 'not_found',
   outcome: Outcome,
 ): Promise<ReconcileResult> {
@@ -139,7 +143,7 @@ function recordReconciled(
       step: 'reconciled',
       commandId: attempt.commandId,
       digests: { approved: record.digest },
-      detail: { provider, idempotencyKey: attempt.idempotencyKey },
+      detail: { provider, idempotencyKey },
     });
     await t.record({
       ...base,

@@ -5,6 +5,8 @@ import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { idempotencyKeyOf, newId } from './ids.js';
+import { firstReconcileAt } from './reconcile-due.js';
+import { commandKeyOf, markResend } from './resend.js';
 import { canonicalize } from '../canonical/canonicalize.js';
 import type { Outcome } from '../operation/outcome.js';
 
@@ -16,6 +18,12 @@ export interface RecoverySummary {
   readonly rerun: number;
   /** External attempts whose command may have reached the provider: now `needs_reconciliation`. */
   readonly toReconciliation: number;
+  /**
+   * External attempts whose command may have reached a provider that deduplicates by idempotency
+   * key (`provider: { deduplicates: 'idempotency_key' }`): the recorded command re-sent under its
+   * original key by a new attempt.
+   */
+  readonly resent: number;
   /** Gave up after `maxAttempts`: parked as `terminal_failure` for an operator. */
   readonly parked: number;
   /** Another sweep (or the worker itself) got there first. */
@@ -40,6 +48,7 @@ export interface RecoverOptions {
 
 type Takeover =
   | { readonly kind: 'rerun'; readonly contract: ExecutionContract }
+  | { readonly kind: 'resend'; readonly contract: ExecutionContract }
   | { readonly kind: 'reconcile' }
   | { readonly kind: 'parked' }
   | { readonly kind: 'skipped' }
@@ -49,8 +58,10 @@ type Takeover =
  * Takes over attempts whose lease has ended without an outcome. Never re-executes blindly:
  * - a local attempt (its effect commits with its outcome, so nothing ran) is re-run as a new attempt,
  *   revalidating first;
- * - an external attempt that recorded a command may have reached the provider: it becomes
- *   `needs_reconciliation`, closed by the operation's `reconcile`;
+ * - an external attempt that recorded a command may have reached the provider: when the provider
+ *   deduplicates by idempotency key, a new attempt re-sends that command under its original key
+ *   (the provider answers the first call's result, or makes it now); otherwise, or once
+ *   `maxAttempts` is reached, it becomes `needs_reconciliation`, closed by the operation's `reconcile`;
  * - an external attempt with no command never reached the provider (the command is durable before
  *   the call): it is re-run like a local one.
  * First it chains any audit events a crash left queued (see `Store.appendAudit`). A tenant whose audit
@@ -66,6 +77,7 @@ export async function recover(
   const chained = await ctx.store.chainQueued(ctx.chainer);
   const expired = await ctx.store.read((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
   let rerun = 0;
+  let resent = 0;
   let toReconciliation = 0;
   let parked = 0;
   let skipped = 0;
@@ -75,12 +87,15 @@ export async function recover(
     if (takeover.kind === 'rerun') {
       rerun++;
       await execute(ctx, takeover.contract, options);
+    } else if (takeover.kind === 'resend') {
+      resent++;
+      await execute(ctx, takeover.contract, options);
     } else if (takeover.kind === 'reconcile') toReconciliation++;
     else if (takeover.kind === 'parked') parked++;
     else if (takeover.kind === 'held') held++;
     else skipped++;
   }
-  return { examined: expired.length, rerun, toReconciliation, parked, skipped, held, chained };
+  return { examined: expired.length, rerun, resent, toReconciliation, parked, skipped, held, chained };
 }
 
 /** Another writer moved the proposal after this sweep fenced the attempt: roll the sweep back. */
@@ -123,13 +138,18 @@ function takeOverInTransaction(
     }
     const mayHaveSent = operation.effect === 'external' && current.commandId !== null;
     const parking = !mayHaveSent && attempt.number >= maxAttempts;
+    const resending =
+      mayHaveSent && operation.provider.deduplicates === 'idempotency_key' && attempt.number < maxAttempts;
+    const reconciling = mayHaveSent && !resending;
     // The fence comes first: only while the lease is still over. A worker that renewed its lease, or
     // a concurrent sweep that got here first, makes this a no-op and the sweep skips.
     const fenced = await t.tx.updateAttempt(
       record.tenant,
       attempt.id,
       'executing',
-      { status: mayHaveSent ? 'needs_reconciliation' : 'abandoned', finishedAt: now },
+      reconciling
+        ? { status: 'needs_reconciliation', finishedAt: now, leaseUntil: firstReconcileAt(ctx, now) }
+        : { status: 'abandoned', finishedAt: now },
       { leaseBefore: now },
     );
     if (!fenced) return { kind: 'skipped' };
@@ -143,7 +163,7 @@ function takeOverInTransaction(
       attemptId: attempt.id,
     };
 
-    if (mayHaveSent) {
+    if (reconciling) {
       const outcome: Outcome = { kind: 'needs_reconciliation' };
       if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
       await t.record({
@@ -184,6 +204,11 @@ function takeOverInTransaction(
     if (!moved) throw new RaceLost();
     const id = newId('att');
     const key = idempotencyKeyOf(record.id, number);
+    // A resend carries the recorded command on: the provider knows it by the key it was first sent
+    // under, so the new attempt's executor sends it under that key (its own row keeps a unique one).
+    const commandKey = resending
+      ? commandKeyOf(await t.tx.listAttempts(record.tenant, record.id), current)
+      : undefined;
     await t.tx.insertAttempt({
       tenant: record.tenant,
       id,
@@ -192,7 +217,7 @@ function takeOverInTransaction(
       idempotencyKey: key,
       status: 'executing',
       leaseUntil: now + ctx.leaseMs,
-      commandId: null,
+      commandId: resending ? current.commandId : null,
       startedAt: now,
       finishedAt: null,
     });
@@ -200,9 +225,20 @@ function takeOverInTransaction(
       ...base,
       attemptId: id,
       step: 'claimed',
+      ...(resending ? { commandId: current.commandId } : {}),
       digests: { approved: record.digest },
-      detail: { attempt: number, takeoverOf: attempt.id, recovery: true },
+      detail: {
+        attempt: number,
+        takeoverOf: attempt.id,
+        recovery: true,
+        ...(commandKey !== undefined ? { resend: true, idempotencyKey: commandKey } : {}),
+      },
     });
+    if (commandKey !== undefined && current.commandId !== null)
+      return {
+        kind: 'resend',
+        contract: markResend(contractOf(record, id, number, commandKey), current.commandId),
+      };
     return { kind: 'rerun', contract: contractOf(record, id, number, key) };
   });
 }

@@ -118,6 +118,15 @@ export type Reconciliation<Result> =
   | { readonly kind: 'not_found'; readonly message: string }
   | { readonly kind: 'pending' };
 
+/**
+ * What an external operation's provider promises about repeated calls. `idempotency_key`: a second
+ * call with the same idempotency key (and the same request) returns the first call's result and does
+ * nothing again, as payment providers do. `none` (the default): a repeated call may repeat the effect.
+ */
+export interface ProviderTraits {
+  readonly deduplicates: 'idempotency_key' | 'none';
+}
+
 /** Every part of one operation, defined in one place. Only `kind`, `scopeVersion` and `scope` are required. */
 export interface OperationDefinition<
   ScopeSchema extends z.ZodType,
@@ -204,6 +213,20 @@ export interface OperationDefinition<
   readonly commandScope?: (request: never, facts: ProposalFacts) => unknown;
   /** Performs the effect. External calls go through `ctx.command`. */
   readonly execute?: (args: z.output<ArgsSchema>, ctx: ExecuteContext) => Promise<Result | DefiniteFailure>;
+  /**
+   * For `external` effects: whether the provider deduplicates by idempotency key. With
+   * `{ deduplicates: 'idempotency_key' }`, an attempt whose worker stopped after its command was
+   * recorded is taken over by re-sending that command with the same idempotency key (the executor
+   * runs again with the approved arguments, the command guard checks the request against the
+   * approved scope again, revalidation is not repeated: the command was already issued), instead of
+   * going to `needs_reconciliation`. Declare it only when the provider really returns the first
+   * result for a repeated key. Default `{ deduplicates: 'none' }`.
+   *
+   * @example
+   * provider: { deduplicates: 'idempotency_key' },
+   * execute: (a, ctx) => ctx.command(req(a), (r, meta) => payments.pay(r, { idempotencyKey: meta.idempotencyKey })),
+   */
+  readonly provider?: ProviderTraits;
   /** Looks an attempt up by its idempotency key at the provider. Required for external effects. */
   readonly reconcile?: (attempt: ReconcileAttempt<z.output<ArgsSchema>>) => Promise<Reconciliation<Result>>;
   /**
@@ -235,6 +258,8 @@ export interface Operation<
   /** See {@link OperationDefinition.preview}. */
   readonly preview: z.ZodType | undefined;
   readonly effect: Effect;
+  /** See {@link OperationDefinition.provider}. */
+  readonly provider: ProviderTraits;
   readonly impact: 'high' | 'low';
   readonly shadow: boolean;
   readonly expiresInMs: number;
@@ -333,6 +358,15 @@ export function defineOperation<
       throw new OperationDefinitionError(`${d.kind}: editable field "${field}" is not a request field`);
     }
   }
+  const deduplicates = d.provider?.deduplicates ?? 'none';
+  if (deduplicates !== 'none' && deduplicates !== 'idempotency_key')
+    throw new OperationDefinitionError(
+      `${d.kind}: provider.deduplicates must be 'idempotency_key' or 'none', not ${JSON.stringify(deduplicates)}`,
+    );
+  if (deduplicates === 'idempotency_key' && effect !== 'external')
+    throw new OperationDefinitionError(
+      `${d.kind}: provider.deduplicates is for external effects; a local effect commits with its outcome`,
+    );
   if (d.shadow && d.impact !== 'low') {
     throw new OperationDefinitionError(
       `${d.kind}: shadow mode is only for impact: 'low' operations; a high-impact mismatch must be refused`,
@@ -361,6 +395,7 @@ export function defineOperation<
     viewVersion: d.viewVersion ?? 1,
     preview: d.preview,
     effect,
+    provider: Object.freeze({ deduplicates }),
     impact: d.impact ?? 'high',
     shadow: d.shadow ?? false,
     expiresInMs: parseDuration(d.expiresIn ?? '30m'),

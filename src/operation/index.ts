@@ -21,6 +21,7 @@ export {
   type PrepareContext,
   type Prepared,
   type ProposalFacts,
+  type ProviderTraits,
   parseDuration,
   type ReconcileAttempt,
   type Reconciliation,

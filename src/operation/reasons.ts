@@ -32,6 +32,7 @@ export const REASONS = [
   'separation_of_duties',
   'rate_limited',
   'already_approved',
+  'recovering',
 ] as const;
 
 /** One of the stable reason codes in {@link REASONS}. */
@@ -73,6 +74,8 @@ export const REASON_DESCRIPTIONS: Readonly<Record<Reason, string>> = {
   separation_of_duties: 'the proposer or editor of a proposal may not approve it',
   rate_limited: 'a proposal quota is used up; retry after the stated time',
   already_approved: 'this operator already approved this proposal; another approver is needed',
+  recovering:
+    "the proposal is approved, but its attempt's worker stopped (its lease ended) and the next recovery sweep takes it over; retry after the stated time",
 };
 
 /** A reason that refuses: every reason except the two approvals. */

@@ -70,8 +70,8 @@ export class HttpProblem extends CountersignError {
 /**
  * The status of a lifecycle refusal: `invalid_request` and `invalid_digest` 422, `run_id_missing`
  * 400, `not_found` 404, `forbidden` and `separation_of_duties` 403, `rate_limited` 429, every other
- * refusal (`stale_view`, `expired`, `declined`, `superseded`, `replayed`, `section_mismatch`,
- * `resource_mismatch`, …) 409.
+ * refusal (`stale_view`, `expired`, `declined`, `superseded`, `replayed`, `recovering`,
+ * `section_mismatch`, `resource_mismatch`, …) 409.
  */
 export function refusalStatus(reason: DenialReason): ProblemStatus {
   switch (reason) {
@@ -96,6 +96,22 @@ export function refusalStatus(reason: DenialReason): ProblemStatus {
 /** A lifecycle refusal as a problem with its status. */
 export function refusal(reason: DenialReason, message: string, extra?: Record<string, unknown>): HttpProblem {
   return new HttpProblem(refusalStatus(reason), reason, message, extra ? { extra } : {});
+}
+
+/**
+ * An approval (or its replay) of a proposal whose attempt's worker stopped, awaiting the recovery
+ * sweep: 409 `recovering`, like the other refusals of a proposal's state, since the server and its
+ * store are fine (503 would tell a client, or a load balancer, that the server is unavailable, and
+ * means `store_unavailable` here). With `retryAfterMs`, `Retry-After` in whole seconds (at least 1):
+ * by then the sweep has taken the attempt over and a retry answers its outcome or `replayed`.
+ */
+export function recovering(message: string, retryAfterMs: number | undefined): HttpProblem {
+  if (retryAfterMs === undefined) return refusal('recovering', message);
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new HttpProblem(409, 'recovering', message, {
+    extra: { retryAfterSeconds: seconds },
+    headers: { 'Retry-After': String(seconds) },
+  });
 }
 
 /**

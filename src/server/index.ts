@@ -38,6 +38,7 @@ export {
 export {
   type AuthenticationConfig,
   loadServeConfig,
+  type RecoveryConfig,
   type ServeConfig,
   type ServeTimeouts,
 } from './serve-config.js';

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
 import { ConfigurationError } from '../canonical/errors.js';
 import type { McpHttpOptions } from '../adapters/mcp/mcp-http-handler.js';
 import type { ProposalLimitsOption } from '../engine/proposal-quota.js';
@@ -82,6 +83,60 @@ export interface ServeTimeouts {
 const TIMEOUTS = ['connectMs', 'statementMs', 'requestMs', 'drainMs'] as const;
 
 /**
+ * Leases, the recovery sweep and automatic reconciliation of `countersign serve`. Durations are
+ * `500ms`, `30s`, `2m`, `1h` or milliseconds; the flags `--lease` and `--sweep-interval` win.
+ *
+ * @example
+ * recovery: { lease: '30s', sweepInterval: '10s', reconcile: { first: '10s', max: '10m' } }
+ */
+export interface RecoveryConfig {
+  /**
+   * How long a claimed attempt may run before another server's sweep may take it over (default
+   * `1m`, at least `1s`). Shorter: a crashed worker's work is taken over sooner. Longer: a slow
+   * provider call is not taken over while it still runs.
+   */
+  readonly lease?: string | number;
+  /** How often the expiry, recovery and reconciliation sweep runs (default `15s`, at most the lease). */
+  readonly sweepInterval?: string | number;
+  /**
+   * The automatic reconciliation of `needs_reconciliation` proposals: the first try `first` after
+   * the attempt was left (default `10s`), then after as long again as it has waited, up to `max`
+   * between tries (default `10m`). `false`: only an operator reconciles.
+   */
+  readonly reconcile?:
+    | false
+    | { readonly first?: string | number | undefined; readonly max?: string | number | undefined };
+}
+
+const DURATION = z.union([
+  z.string().regex(/^\d+(ms|s|m|h|d)$/, 'must be a duration like 500ms, 30s, 2m or 1h'),
+  z.number().int().positive('must be a positive whole number of milliseconds'),
+]);
+
+const RECOVERY = z.strictObject({
+  lease: DURATION.optional(),
+  sweepInterval: DURATION.optional(),
+  reconcile: z
+    .union([z.literal(false), z.strictObject({ first: DURATION.optional(), max: DURATION.optional() })])
+    .optional(),
+});
+
+/** The config's `recovery`, checked: the first problem names its field (`recovery.lease`). */
+function checkRecovery(file: string, value: unknown): RecoveryConfig {
+  const parsed = RECOVERY.safeParse(value);
+  if (parsed.success) return parsed.data as RecoveryConfig;
+  const issue = parsed.error.issues[0]!;
+  const field = ['recovery', ...issue.path.map(String)].join('.');
+  const message =
+    issue.code === 'unrecognized_keys'
+      ? `has no setting ${issue.keys.map((k) => `"${k}"`).join(', ')} (lease, sweepInterval, reconcile)`
+      : issue.code === 'invalid_union' && issue.path[0] === 'reconcile'
+        ? 'must be false or { first, max } durations'
+        : issue.message;
+  throw new ConfigurationError(`--config ${file}: "${field}" ${message}`);
+}
+
+/**
  * What a `countersign serve --config FILE` module exports: its default export, or named exports.
  *
  * @example
@@ -118,6 +173,8 @@ export interface ServeConfig {
   readonly notifications?: NotificationsConfig;
   /** Connection, statement, request and shutdown deadlines (see {@link ServeTimeouts}). */
   readonly timeouts?: ServeTimeouts;
+  /** Leases, the recovery sweep and automatic reconciliation (see {@link RecoveryConfig}). */
+  readonly recovery?: RecoveryConfig;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -138,7 +195,7 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
   const exported = isRecord(module) && isRecord(module['default']) ? module['default'] : module;
   if (!isRecord(exported))
     throw new ConfigurationError(
-      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits?, notifications?, timeouts? }`,
+      `--config ${file}: export { operations, readTools?, store?, authentication?, mcp?, limits?, notifications?, timeouts?, recovery? }`,
     );
   const operations = exported['operations'];
   if (!Array.isArray(operations) || operations.length === 0) {
@@ -224,8 +281,10 @@ export async function loadServeConfig(file: string): Promise<ServeConfig> {
       throw error;
     }
   }
+  const recovery = exported['recovery'] === undefined ? undefined : checkRecovery(file, exported['recovery']);
   return {
     operations: operations as AnyOperation[],
+    ...(recovery !== undefined ? { recovery } : {}),
     ...(readTools !== undefined ? { readTools: readTools as AnyReadTool[] } : {}),
     ...(notifications !== undefined ? { notifications: notifications as NotificationsConfig } : {}),
     ...(mcp !== undefined ? { mcp: mcp as McpServeConfig } : {}),

@@ -126,6 +126,10 @@ export interface AttemptRecord {
   readonly number: number;
   readonly idempotencyKey: string;
   readonly status: AttemptStatus;
+  /**
+   * For an `executing` attempt, when its lease ends (a recovery sweep may then take it over); for a
+   * `needs_reconciliation` one, when the automatic reconciliation next asks the provider.
+   */
   readonly leaseUntil: number;
   readonly commandId: string | null;
   readonly startedAt: number;

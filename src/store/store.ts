@@ -196,6 +196,7 @@ export type StoreReader = Pick<
   | 'getAttempt'
   | 'listAttempts'
   | 'listExpiredLeases'
+  | 'listReconciliationDue'
   | 'getGrant'
   | 'listGrants'
   | 'listAudit'
@@ -280,6 +281,11 @@ export interface StoreTransaction {
   ): Promise<boolean>;
   /** `executing` attempts whose lease ended before `now`, across tenants. */
   listExpiredLeases(now: number, limit: number): Promise<AttemptRecord[]>;
+  /**
+   * `needs_reconciliation` attempts whose next automatic reconciliation (their `leaseUntil`) is
+   * before `now`, across tenants, the longest due first.
+   */
+  listReconciliationDue(now: number, limit: number): Promise<AttemptRecord[]>;
   insertGrant(record: GrantRecord): Promise<void>;
   getGrant(tenant: string, id: string): Promise<GrantRecord | undefined>;
   /**

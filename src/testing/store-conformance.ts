@@ -667,6 +667,15 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
           listed.map((a) => [a.status, a.commandId, a.finishedAt]),
           [['completed', 'cmd_1', 9]],
         );
+        const waiting = sampleAttempt(record, 2, { status: 'needs_reconciliation', leaseUntil: 500 });
+        await store.transaction((tx) => tx.insertAttempt(waiting));
+        assert.deepEqual(await store.read((tx) => tx.listReconciliationDue(500, 10)), []);
+        assert.deepEqual(
+          (await store.read((tx) => tx.listReconciliationDue(501, 10))).map((a) => a.id),
+          [waiting.id],
+          'a needs_reconciliation attempt is due once its next try (leaseUntil) has passed',
+        );
+        assert.deepEqual(await store.read((tx) => tx.listExpiredLeases(1_000, 10)), []);
       },
     ),
     withStore('audit chains are per tenant, ordered, and round-trip exactly', async (store) => {

@@ -1,6 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { demoWorld } from '../../examples/index.js';
-import type { FaultPoint } from '../../src/engine/faults.js';
 import type { Store } from '../../src/store/store.js';
 import {
   approver,
@@ -11,6 +10,8 @@ import {
   harnessOn,
   proposeDraft,
   proposePayment,
+  stallAt,
+  undeclaredOperations,
   warmUp,
 } from '../support/engine.js';
 
@@ -23,30 +24,6 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
   });
 
   const LEASE = 60_000;
-
-  /** A fault hook that parks the worker forever at one point (a crash, as far as the store can tell), or until released. */
-  function stallAt(point: FaultPoint) {
-    let release: () => void = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let reached: () => void = () => {};
-    const reachedPromise = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    let armed = true;
-    return {
-      hook: async (p: FaultPoint) => {
-        if (p === point && armed) {
-          armed = false;
-          reached();
-          await released;
-        }
-      },
-      reached: reachedPromise,
-      release: () => release(),
-    };
-  }
 
   describe('recovery after a worker stops mid-attempt', () => {
     it('a worker past its lease still commits once when no sweep took over; a later sweep finds nothing', async () => {
@@ -80,6 +57,7 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
       expect(await h.engine.recover()).toEqual({
         examined: 0,
         rerun: 0,
+        resent: 0,
         toReconciliation: 0,
         parked: 0,
         skipped: 0,
@@ -109,7 +87,13 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
       async (point, calls, final) => {
         const stall = stallAt(point);
         const world = demoWorld();
-        h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+        // A provider that does not deduplicate: see resend.test.ts for one that does.
+        h = await harnessOn(backend, {
+          leaseMs: LEASE,
+          faults: stall.hook,
+          world,
+          operations: undeclaredOperations(world),
+        });
         const proposal = await proposePayment(h.engine);
         const contract = await claimProposal(h.engine, proposal);
         void h.engine.execute(contract);
@@ -131,7 +115,12 @@ describe.each(ENGINE_BACKENDS)('on %s', (backend) => {
     it('an external worker woken after a sweep sent its attempt to reconciliation never calls the provider', async () => {
       const stall = stallAt('before_provider_call');
       const world = demoWorld();
-      h = await harnessOn(backend, { leaseMs: LEASE, faults: stall.hook, world });
+      h = await harnessOn(backend, {
+        leaseMs: LEASE,
+        faults: stall.hook,
+        world,
+        operations: undeclaredOperations(world),
+      });
       const proposal = await proposePayment(h.engine);
       const contract = await claimProposal(h.engine, proposal);
       const worker = h.engine.execute(contract);

@@ -119,7 +119,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
   describe.skipIf(skip !== undefined)(
     `countersign recover on ${name}${skip ? ` (skipped: ${skip})` : ''}`,
     () => {
-      it('re-runs claimed attempts that never ran, sends a paid external attempt to reconciliation, and does nothing the second time', async () => {
+      it('re-runs claimed attempts that never ran, re-sends a paid external attempt to its deduplicating provider (no second payment), and does nothing the second time', async () => {
         lab = await openLab(name);
         const l = lab;
         const [local, external] = await proposeMany(l.engine, ['local', 'external'], 'run-cli');
@@ -155,15 +155,17 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         });
         expect(first).toMatchObject({
           code: 0,
-          out: 'recovered: examined=3 rerun=2 to_reconciliation=1 parked=0 skipped=0 held=0 chained=0\n',
+          out: 'recovered: examined=3 rerun=2 resent=1 to_reconciliation=0 parked=0 skipped=0 held=0 chained=0\n',
         });
         expect((await stored(l.store, local!.id)).record.status).toBe('succeeded');
         expect((await stored(l.store, external!.id)).record.status).toBe('succeeded');
-        expect((await stored(l.store, paid!.id)).record.status).toBe('needs_reconciliation');
-        // The re-run external attempt paid once, under attempt 2; the killed one's payment stands alone.
+        expect((await stored(l.store, paid!.id)).record.status).toBe('succeeded');
+        // The re-run external attempt paid once, under attempt 2; the killed one's command was sent
+        // again under its own key, and the provider answered its first payment.
         const journal = readJournal(l.journal);
         expect(journal.payments.get(external!.id)).toEqual([`${external!.id}.2`]);
-        expect(journal.calls.get(paid!.id)).toBe(1);
+        expect(journal.payments.get(paid!.id)).toEqual([`${paid!.id}.1`]);
+        expect(journal.calls.get(paid!.id)).toBe(2);
 
         const again = await cli(['recover', ...l.target, '--config', CONFIG, '--json'], {
           COUNTERSIGN_TEST_JOURNAL: l.journal,
@@ -172,6 +174,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         expect(JSON.parse(again.out)).toEqual({
           examined: 0,
           rerun: 0,
+          resent: 0,
           toReconciliation: 0,
           parked: 0,
           skipped: 0,
@@ -191,7 +194,7 @@ for (const { name, skip } of PROCESS_BACKENDS) {
         });
         expect(run).toMatchObject({
           code: 1,
-          out: 'recovered: examined=1 rerun=0 to_reconciliation=0 parked=1 skipped=0 held=0 chained=0\n',
+          out: 'recovered: examined=1 rerun=0 resent=0 to_reconciliation=0 parked=1 skipped=0 held=0 chained=0\n',
         });
         expect((await stored(l.store, local!.id)).record.status).toBe('terminal_failure');
       });

@@ -2,8 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
-import { type Actor, createEngine, type Engine, type EngineOptions } from '../../src/index.js';
-import { type FaultHook, withFaults } from '../../src/engine/faults.js';
+import {
+  type Actor,
+  type AnyOperation,
+  createEngine,
+  type Engine,
+  type EngineOptions,
+} from '../../src/index.js';
+import { type FaultHook, type FaultPoint, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { type TestPostgres, testPostgres } from './postgres.js';
@@ -187,4 +193,41 @@ export async function claimProposal(engine: Engine, proposal: { id: string; dige
   });
   if (claimed.kind !== 'claimed') throw new Error(`expected claimed, got ${claimed.kind}`);
   return claimed.contract;
+}
+
+/**
+ * A fault hook that parks the worker at one point, the first time it gets there (a crash, as far
+ * as the store can tell), until released: `reached` resolves when it is parked.
+ */
+export function stallAt(point: FaultPoint) {
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reached: () => void = () => {};
+  const reachedPromise = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  let armed = true;
+  return {
+    hook: async (p: FaultPoint) => {
+      if (p === point && armed) {
+        armed = false;
+        reached();
+        await released;
+      }
+    },
+    reached: reachedPromise,
+    release: () => release(),
+  };
+}
+
+/**
+ * The demo operations with the payments' provider declared as not deduplicating: a stopped
+ * attempt that recorded its command then goes to `needs_reconciliation`, as any provider's would.
+ */
+export function undeclaredOperations(world: DemoWorld): AnyOperation[] {
+  return demoOperations(world).map((op) =>
+    op.effect === 'external' ? { ...op, provider: { deduplicates: 'none' as const } } : op,
+  );
 }

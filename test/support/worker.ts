@@ -137,12 +137,21 @@ async function executeTask(engine: Engine): Promise<unknown> {
 }
 
 async function recoverTask(engine: Engine): Promise<unknown> {
-  const totals = { sweeps: 0, examined: 0, rerun: 0, toReconciliation: 0, parked: 0, skipped: 0 };
+  const totals = {
+    sweeps: 0,
+    examined: 0,
+    rerun: 0,
+    resent: 0,
+    toReconciliation: 0,
+    parked: 0,
+    skipped: 0,
+  };
   for (;;) {
     const summary = await engine.recover({ limit: 1_000 });
     totals.sweeps++;
     totals.examined += summary.examined;
     totals.rerun += summary.rerun;
+    totals.resent += summary.resent;
     totals.toReconciliation += summary.toReconciliation;
     totals.parked += summary.parked;
     totals.skipped += summary.skipped;

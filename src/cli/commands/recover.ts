@@ -81,7 +81,7 @@ ${storeOptionsHelp(21, 'an existing SQLite file')}
   --json             print the summary as JSON
 
 With COUNTERSIGN_SEAL_KEY set (use the server's key), the audit events it appends are sealed.
-Prints: recovered: examined=N rerun=N to_reconciliation=N parked=N skipped=N held=N chained=N
+Prints: recovered: examined=N rerun=N resent=N to_reconciliation=N parked=N skipped=N held=N chained=N
 (held: attempts left as they were because their tenant's audit chain holds an event the engine
 did not write, corrupt_audit_chain: countersign audit verify names it, and an operator repairs
 it; chained: audit events a crash left queued between a commit and their chaining, now chained)
@@ -118,6 +118,7 @@ expired attempts of an operation the configuration does not define: recovery wou
       const total = {
         examined: 0,
         rerun: 0,
+        resent: 0,
         toReconciliation: 0,
         parked: 0,
         skipped: 0,
@@ -128,6 +129,7 @@ expired attempts of an operation the configuration does not define: recovery wou
         const summary: RecoverySummary = await engine.recover({ maxAttempts, limit });
         total.examined += summary.examined;
         total.rerun += summary.rerun;
+        total.resent += summary.resent;
         total.toReconciliation += summary.toReconciliation;
         total.parked += summary.parked;
         total.skipped += summary.skipped;
@@ -138,7 +140,7 @@ expired attempts of an operation the configuration does not define: recovery wou
       io.stdout(
         args.values['json'] === true
           ? `${JSON.stringify(total)}\n`
-          : `recovered: examined=${total.examined} rerun=${total.rerun} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped} held=${total.held} chained=${total.chained}\n`,
+          : `recovered: examined=${total.examined} rerun=${total.rerun} resent=${total.resent} to_reconciliation=${total.toReconciliation} parked=${total.parked} skipped=${total.skipped} held=${total.held} chained=${total.chained}\n`,
       );
       return total.parked > 0 || total.held > 0 ? 1 : 0;
     } finally {

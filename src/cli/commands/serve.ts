@@ -20,6 +20,7 @@ import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
 import { waitForStore } from '../wait-for-store.js';
+import { recoverySettings } from '../recovery-settings.js';
 import {
   cliStoreLocation,
   demoFilesDir,
@@ -28,8 +29,6 @@ import {
   sealKeyFromEnv,
   storeOptionsHelp,
 } from '../store-option.js';
-
-const EXPIRY_SWEEP_MS = 30_000;
 
 function portOf(value: string | undefined): number {
   if (value === undefined) return 8787;
@@ -51,6 +50,7 @@ export const serveCommand: Command = {
   help: `Usage: countersign serve [--db FILE | --store LOCATION] [--config FILE] [--port N] [--host H]
                          [--demo] [--demo-credentials FILE] [--mcp]
                          [--webhook URL --webhook-secret whsec_…] [--smtp URL --mail-from ADDRESS]
+                         [--lease DURATION] [--sweep-interval DURATION]
 
 Serves the operator console at / and the HTTP API at /api/v1 (OpenAPI at /api/v1/openapi.json),
 and prints "ready http://HOST:PORT" once listening. SIGTERM or SIGINT stops accepting
@@ -80,6 +80,15 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
   --webhook-secret SECRET  the signing secret, whsec_ and base64 of 24 to 64 random bytes
   --smtp URL               email each new proposal to the tenant's approvers (smtp://HOST:PORT)
   --mail-from ADDRESS      the From address of those emails
+  --lease DURATION         how long an approved attempt may run before another server may take
+                           it over (default 1m, at least 1s): shorter takes a crashed worker's
+                           work over sooner, but a provider call must finish within it
+  --sweep-interval DURATION
+                           how often expiry, recovery and automatic reconciliation run
+                           (default 15s, at most the lease); config file: recovery, where
+                           reconcile: { first: '10s', max: '10m' } sets when a proposal left
+                           needs_reconciliation is looked up (10s after, doubling up to 10m
+                           between tries; false: operators reconcile by hand only)
 
 Environment: COUNTERSIGN_SEAL_KEY (at least 32 bytes, e.g. openssl rand -hex 32; keep it out of
 the database's reach) seals every proposal, approval, grant and audit event with an HMAC, so a
@@ -104,6 +113,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     'webhook-secret': { type: 'string' },
     smtp: { type: 'string' },
     'mail-from': { type: 'string' },
+    lease: { type: 'string' },
+    'sweep-interval': { type: 'string' },
   },
   async run(args, io) {
     const demo = args.values['demo'] === true;
@@ -124,6 +135,10 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    const recovery = recoverySettings(
+      { lease: stringOption(args, 'lease'), sweepInterval: stringOption(args, 'sweep-interval') },
+      config?.recovery,
+    );
     await refuseTwoStores(location, config?.store);
     // Checked before any store is opened: a malformed secret stops the start, naming its flag.
     const notifying = resolveNotifications({
@@ -217,6 +232,9 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       operations,
       readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
+      leaseMs: recovery.leaseMs,
+      sweepIntervalMs: recovery.sweepMs,
+      ...(recovery.reconcile ? { reconcileBackoff: recovery.reconcile } : {}),
       ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
       ...(notifications ? { stepWriters: [notifications.writer] } : {}),
       ...(auth.approverRoles ? { approverRoles: auth.approverRoles } : {}),
@@ -240,7 +258,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
     let mcp: McpHttpHandler | undefined;
     const events = new EventStreams();
-    let sweeping = false;
+    let sweepsRunning = false;
     const app = createCountersignApp({
       engine,
       directory,
@@ -250,7 +268,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       readiness: readiness({
         store,
         workers: {
-          sweeps: () => sweeping,
+          sweeps: () => sweepsRunning,
           ...(notifications ? { notifications: () => notifications.dispatcher.running } : {}),
         },
       }),
@@ -291,13 +309,24 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     }
     listening = server.url;
     notifications?.dispatcher.start();
-    // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set).
+    // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set). One
+    // sweep at a time in this process: a slow one is not joined by the next.
+    let sweeping: Promise<unknown> | undefined;
     const sweep = setInterval(() => {
-      engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed'));
-      engine.recover().catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed'));
-    }, EXPIRY_SWEEP_MS);
+      if (sweeping) return;
+      sweeping = Promise.all([
+        engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed')),
+        // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
+        engine
+          .recover()
+          .then(() => (recovery.reconcile ? engine.reconcileDue() : undefined))
+          .catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed')),
+      ]).finally(() => {
+        sweeping = undefined;
+      });
+    }, recovery.sweepMs);
     sweep.unref();
-    sweeping = true;
+    sweepsRunning = true;
     if (world) await runDemoAgent({ engine, world, tenants: Object.keys(DEMO_TENANTS), logger });
 
     logger.info({ url: server.url, store: describeStoreTarget(target ?? 'config store') }, 'listening');
@@ -336,7 +365,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       else io.signal.addEventListener('abort', () => done(), { once: true });
     });
     clearInterval(sweep);
-    sweeping = false;
+    sweepsRunning = false;
+    await sweeping;
     logger.info({}, 'shutting down');
     await notifications?.dispatcher.stop();
     await mcp?.close();

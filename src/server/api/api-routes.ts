@@ -14,7 +14,7 @@ import { type PrincipalRecheck, unauthenticated } from '../auth/authenticate.js'
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { negotiateLocale } from '../../i18n/accept-language.js';
 import { handbackText } from '../handback-text.js';
-import { HttpProblem, rateLimited, refusal } from '../http-problem.js';
+import { HttpProblem, rateLimited, recovering, refusal } from '../http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
 import type { DeliveryAdmin } from '../../notify/deliveries.js';
@@ -250,6 +250,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     // Recorded, but the policy needs more approvers: nothing ran yet.
     if (result.kind === 'awaiting_approvals')
       return c.json({ id: proposalId, approvals: approvalsJson(result) }, 202);
+    if (result.reason === 'recovering') throw recovering(result.message, result.retryAfterMs);
     throw refusal(
       result.reason,
       result.message,

@@ -33,7 +33,9 @@ const decisionErrors = {
   '401': problem('No valid bearer token or session (`unauthenticated`)'),
   '403': problem('`forbidden` (a viewer, an agent, the proposing principal) or `cross_site_request`'),
   '404': problem("`not_found`: missing, or another tenant's (indistinguishable)"),
-  '409': problem('The lifecycle refuses: `stale_view`, `expired`, `declined`, `superseded`, `replayed`, …'),
+  '409': problem(
+    'The lifecycle refuses: `stale_view`, `expired`, `declined`, `superseded`, `replayed`, `recovering` (with `Retry-After`), …',
+  ),
   '415': problem('Not application/json, or a charset other than UTF-8 (`unsupported_media_type`)'),
   '422': problem('The body does not match the schema (`invalid_request`, with `issues`)'),
 };

@@ -139,6 +139,8 @@ function refusalNotice(reason: DenialReason, message: string, next: Proposal | u
     expired: 'Not approved: the proposal expired.',
     declined: 'Not approved: the proposal was declined.',
     replayed: 'Already decided: nothing was done again.',
+    recovering:
+      'Already approved, but the server running it stopped: the next recovery sweep takes it over. Nothing was done again.',
     forbidden: 'Not allowed.',
     separation_of_duties:
       'Not approved: a proposal needs an approver other than its proposer and its editor.',

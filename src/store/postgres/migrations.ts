@@ -215,4 +215,12 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [
       "CREATE INDEX countersign_audit_queue_grant_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked'",
     ],
   },
+  {
+    version: 18,
+    name: 'attempts awaiting automatic reconciliation',
+    // See the SQLite migration of the same number.
+    statements: [
+      "CREATE INDEX countersign_attempts_reconciliation ON countersign_attempts (lease_until) WHERE status = 'needs_reconciliation'",
+    ],
+  },
 ];

@@ -615,6 +615,13 @@ class SqlTransaction implements StoreTransaction {
     return rows.map(attemptOf);
   }
 
+  async listReconciliationDue(now: number, limit: number): Promise<AttemptRecord[]> {
+    const rows = await this.#s.all(
+      sql`SELECT * FROM countersign_attempts WHERE status = 'needs_reconciliation' AND lease_until < ${now} ORDER BY lease_until LIMIT ${limit}`,
+    );
+    return rows.map(attemptOf);
+  }
+
   async insertGrant(record: GrantRecord): Promise<void> {
     const row = toRow(GRANT_COLUMNS, record);
     this.#storable('countersign_grants', GRANT_COLS, row);

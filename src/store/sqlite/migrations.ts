@@ -221,4 +221,13 @@ CREATE INDEX countersign_audit_grant_revocations ON countersign_audit_events (te
 CREATE INDEX countersign_audit_queue_grant_revocations ON countersign_audit_queue (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked';
 `,
   },
+  {
+    version: 18,
+    name: 'attempts awaiting automatic reconciliation',
+    // An attempt left needs_reconciliation keeps in lease_until when the automatic reconciliation
+    // next asks the provider (engine.reconcileDue): a partial index, so only those attempts pay for it.
+    sql: `
+CREATE INDEX countersign_attempts_reconciliation ON countersign_attempts (lease_until) WHERE status = 'needs_reconciliation';
+`,
+  },
 ];

@@ -83,6 +83,8 @@ export async function serverHarness(
     events?: EventStreams;
     /** The app's request deadline (default the app's 15 s). */
     requestDeadlineMs?: number;
+    /** The engine's lease and the recovery sweep interval it tells refused callers. */
+    recovery?: { readonly leaseMs?: number; readonly sweepIntervalMs?: number };
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -103,6 +105,7 @@ export async function serverHarness(
     logger,
     ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...options.recovery,
   });
   const directory = new PrincipalDirectory(store, {
     clock,
