@@ -24,6 +24,7 @@ import { execute } from './execute.js';
 import { expireDue } from './expire.js';
 import { type ExpireVersionInput, expireVersion } from './expire-version.js';
 import { faultsOf } from './faults.js';
+import { releaseLeases, RunningAttempts } from './running-attempts.js';
 import type { LocaleOptions } from '../i18n/localizer.js';
 import { type HandbackInput, type HandbackItem, handback } from './handback.js';
 import type {
@@ -275,6 +276,17 @@ export interface TypedEngine<Ops extends Operations> {
    * decision's button exactly when this is `allowed`, and shows the reason when it is not.
    */
   mayDecide(actor: Actor, proposal: Proposal, action?: DecisionAction): DecisionRight;
+  /**
+   * For a graceful shutdown, after in-flight requests drained: hands back the attempts this engine
+   * is executing that have not recorded their command or begun their local effect. Their leases
+   * end now, so another server's next sweep takes them over instead of after the whole lease; each
+   * stops at its next step. Attempts already sending finish where they are. Returns how many were
+   * handed back; after it, this engine executes nothing new.
+   *
+   * @example
+   * process.once('SIGTERM', async () => { await server.close(); await engine.releaseLeases(); await engine.close(); });
+   */
+  releaseLeases(): Promise<number>;
   /** Closes the store. */
   close(): Promise<void>;
 }
@@ -319,6 +331,7 @@ export async function createEngine<Ops extends Operations>(
     allowEditorApproval: options.allowEditorApproval ?? false,
     observers: options.observers ?? [],
     stepWriters: options.stepWriters ?? [],
+    running: new RunningAttempts(),
   });
   const quota = proposalQuota({
     store: ctx.store,
@@ -384,6 +397,7 @@ export async function createEngine<Ops extends Operations>(
         },
         action,
       ),
+    releaseLeases: () => releaseLeases(ctx),
     close: () => options.store.close(),
   });
   // The one place the types meet the values: every call still parses through the operation's own

@@ -1,3 +1,4 @@
+import type { RunningAttempts } from './running-attempts.js';
 import type { AuditChainer } from '../audit/chain.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +40,8 @@ export interface EngineContext {
   readonly observers: readonly LifecycleObserver[];
   /** Called inside each step's transaction (the notification outbox). */
   readonly stepWriters: readonly StepWriter[];
+  /** The attempts this engine is executing now (what a shutdown hands back). */
+  readonly running: RunningAttempts;
 }
 
 /** A logger that writes nothing. */

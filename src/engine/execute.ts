@@ -18,6 +18,7 @@ import { type ExecutionContract, verifiedArgumentsOf } from './approve.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { CorruptAuditChainError, StoreUnavailableError } from '../store/store-errors.js';
+import type { AttemptHandle } from './running-attempts.js';
 import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
 import type { FaultHook } from './faults.js';
@@ -83,6 +84,8 @@ export interface ExecuteOptions {
 /** Whether an external attempt's command may have reached the provider. */
 interface Progress {
   sent: boolean;
+  /** This engine's registration of the attempt (see `RunningAttempts`): a shutdown may hand it back. */
+  readonly attempt: AttemptHandle;
 }
 
 /**
@@ -101,22 +104,24 @@ export async function execute(
     if (options.faults)
       await options.faults(point, { proposalId: contract.proposalId, attemptNumber: contract.attemptNumber });
   };
-  await fault('after_claim');
-  const operation = ctx.operations.get(contract.operation);
-  if (!operation?.execute || !operation.arguments) {
-    throw new OperationContractError(
-      contract.operation,
-      `cannot execute ${contract.proposalId}: the operation has no executor here`,
-    );
-  }
-  const progress: Progress = { sent: false };
+  const progress: Progress = { sent: false, attempt: ctx.running.begin(contract) };
   try {
+    await fault('after_claim');
+    const operation = ctx.operations.get(contract.operation);
+    if (!operation?.execute || !operation.arguments) {
+      throw new OperationContractError(
+        contract.operation,
+        `cannot execute ${contract.proposalId}: the operation has no executor here`,
+      );
+    }
     return operation.effect === 'local'
-      ? await executeLocal(ctx, operation, contract, fault)
+      ? await executeLocal(ctx, operation, contract, fault, progress.attempt)
       : await executeExternal(ctx, operation, contract, fault, progress);
   } catch (error) {
     if (!(error instanceof CorruptAuditChainError)) throw error;
     return unrecorded(ctx, contract, error, progress);
+  } finally {
+    progress.attempt.end();
   }
 }
 
@@ -300,7 +305,14 @@ async function executeLocal(
   operation: AnyOperation,
   contract: ExecutionContract,
   fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
+  attempt: AttemptHandle,
 ): Promise<Outcome> {
+  // Handed back by a shutdown before the effect began: another server's sweep re-runs it.
+  if (!attempt.finish()) {
+    const current = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
+    if (current?.outcomeJson) return storedOutcome(current);
+    throw new FencedAttemptError(contract.proposalId);
+  }
   let record: ProposalRecord | undefined;
   try {
     return await inTransaction(ctx, async (t) => {
@@ -450,6 +462,8 @@ async function callProvider(
       );
     const decision = guard(operation, record, request);
     if (decision.kind === 'denied' && !operation.shadow) throw new CommandRefused(decision);
+    // Handed back by a shutdown before its command: another server's sweep runs it from the start.
+    if (!progress.attempt.finish()) throw new Fenced();
     // A resend is the recorded command again, under the key it was first sent with (the contract's).
     const meta: CommandMeta = {
       commandId: resent ?? newId('cmd'),

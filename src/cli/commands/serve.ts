@@ -299,7 +299,11 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         port,
         host,
         logger,
-        onClose: () => engine.close(),
+        // After the drain: attempts still short of their provider go to another server at once.
+        onClose: async () => {
+          await engine.releaseLeases();
+          await engine.close();
+        },
         onShutdown: () => events.close(),
         ...(timeouts.drainMs !== undefined ? { drainMs: timeouts.drainMs } : {}),
       });
