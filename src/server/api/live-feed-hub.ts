@@ -39,7 +39,7 @@ export interface FeedSubscription {
 export interface LiveFeedHubOptions {
   /** How often a tenant's chain is read while it has subscribers. */
   readonly pollMs: number;
-  /** Events one subscriber may have waiting before it is dropped (default 256). */
+  /** Events a subscriber that stopped taking them may have waiting before it is dropped (default 256). */
   readonly maxQueuedEvents?: number;
   /** Bytes of framed events one subscriber may have waiting before it is dropped (default 1 MiB). */
   readonly maxQueuedBytes?: number;
@@ -88,8 +88,10 @@ function frameOf(event: LiveEvent): Uint8Array {
  * One reader per tenant, shared by that tenant's live event streams: while a tenant has
  * subscribers its chain is read once every `pollMs`, each event framed once, and every subscriber
  * handed the events after its own resume point (all operators of a tenant see the same feed).
- * A subscriber that does not take its events (its socket's write is stuck) is dropped once it has
- * `maxQueuedEvents` or `maxQueuedBytes` waiting; the others do not wait for it. When the last
+ * A subscriber that does not take its events (its socket's write is stuck) is dropped once more
+ * than `maxQueuedEvents` or `maxQueuedBytes` wait for it and it has not taken the batch before the
+ * last (so one large batch to a subscriber that is reading never drops it); the others do not
+ * wait for it. When the last
  * subscriber of a tenant leaves, its timer is cleared and its feed forgotten.
  *
  * @example
@@ -260,13 +262,16 @@ export class LiveFeedHub {
     const last = items[items.length - 1]!.event.seq;
     for (const subscriber of feed.subscribers) {
       if (subscriber.cursor >= last) continue;
+      // A subscriber that took its last delivery is reading, however large this one batch (at most
+      // a read's page); one that did not and is over its bound is stuck in a write.
+      const waiting = subscriber.queue.length > 0;
       for (const item of items) {
         if (item.event.seq <= subscriber.cursor) continue;
         subscriber.queue.push(item);
         subscriber.bytes += item.frame.byteLength;
       }
       subscriber.cursor = last;
-      if (subscriber.queue.length > this.#maxEvents || subscriber.bytes > this.#maxBytes) {
+      if (waiting && (subscriber.queue.length > this.#maxEvents || subscriber.bytes > this.#maxBytes)) {
         this.#dropped++;
         this.#end(feed, subscriber, {
           kind: 'overflow',
