@@ -123,7 +123,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
         let quietSince = Date.now();
         // Its own backlog first (everything up to the shared feed's position), then the feed.
         for (;;) {
-          for (const item of LiveFeedHub.items(read.events)) await stream.write(item.frame);
+          if (read.events.length > 0) await stream.write(LiveFeedHub.frames(LiveFeedHub.items(read.events)));
           if (read.events.length > 0) quietSince = Date.now();
           if (ended || stream.aborted) return;
           if (!read.more) {
@@ -141,7 +141,7 @@ export function eventRoutes(deps: EventRouteDependencies): Hono<AppEnv> {
           }
           if (ended || stream.aborted) break;
           if (!(await signedIn())) break;
-          for (const item of delivery.items) await stream.write(item.frame);
+          if (delivery.items.length > 0) await stream.write(LiveFeedHub.frames(delivery.items));
           if (delivery.items.length > 0) quietSince = Date.now();
           else if (Date.now() - quietSince >= streams.heartbeatMs) {
             await stream.write(': heartbeat\n\n');

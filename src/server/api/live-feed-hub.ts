@@ -61,7 +61,8 @@ export interface FeedHubStats {
 interface Subscriber {
   /** The last seq this subscriber was given (or resumed after). */
   cursor: number;
-  queue: FeedItem[];
+  /** Shared with other subscribers when it is one whole batch: replaced, never pushed into. */
+  queue: readonly FeedItem[];
   bytes: number;
   /** A poll finished since the last delivery. */
   ticked: boolean;
@@ -78,6 +79,8 @@ interface TenantFeed {
 }
 
 const encoder = new TextEncoder();
+// A batch's frames joined, per batch array; gone with the array once every subscriber took it.
+const joinedBatches = new WeakMap<readonly FeedItem[], Uint8Array>();
 
 /** The Server-Sent Events message of one live event, exactly as `writeSSE` writes it. */
 function frameOf(event: LiveEvent): Uint8Array {
@@ -130,6 +133,18 @@ export class LiveFeedHub {
   /** Frames events for a stream's own reads (its backlog), the same way the shared feed does. */
   static items(events: readonly LiveEvent[]): FeedItem[] {
     return events.map((event) => ({ event, frame: frameOf(event) }));
+  }
+
+  /** The frames of `items` as one chunk, so a stream writes (and awaits) once per delivery, not once per event. */
+  static frames(items: readonly FeedItem[]): Uint8Array {
+    if (items.length === 1) return items[0]!.frame;
+    // Subscribers handed the same batch share its array: join it once for all of them.
+    let joined = joinedBatches.get(items);
+    if (!joined) {
+      joined = Buffer.concat(items.map((item) => item.frame));
+      joinedBatches.set(items, joined);
+    }
+    return joined;
   }
 
   /**
@@ -259,17 +274,21 @@ export class LiveFeedHub {
   }
 
   #fanOut(feed: TenantFeed, items: readonly FeedItem[]): void {
+    const first = items[0]!.event.seq;
     const last = items[items.length - 1]!.event.seq;
+    let batchBytes = 0;
+    for (const item of items) batchBytes += item.frame.byteLength;
     for (const subscriber of feed.subscribers) {
       if (subscriber.cursor >= last) continue;
       // A subscriber that took its last delivery is reading, however large this one batch (at most
       // a read's page); one that did not and is over its bound is stuck in a write.
       const waiting = subscriber.queue.length > 0;
-      for (const item of items) {
-        if (item.event.seq <= subscriber.cursor) continue;
-        subscriber.queue.push(item);
-        subscriber.bytes += item.frame.byteLength;
-      }
+      // The whole batch, shared (never copied, never pushed into) unless the cursor cuts it.
+      const fresh = subscriber.cursor < first ? items : items.filter((i) => i.event.seq > subscriber.cursor);
+      const bytes =
+        fresh === items ? batchBytes : fresh.reduce((sum, item) => sum + item.frame.byteLength, 0);
+      subscriber.queue = waiting ? subscriber.queue.concat(fresh) : fresh;
+      subscriber.bytes += bytes;
       subscriber.cursor = last;
       if (waiting && (subscriber.queue.length > this.#maxEvents || subscriber.bytes > this.#maxBytes)) {
         this.#dropped++;
