@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStreams } from '../../src/server/index.js';
+import { type FeedEngine, readLiveEvents } from '../../src/notify/live-feed.js';
+import {
+  type FeedEnd,
+  type FeedItem,
+  type FeedSubscription,
+  LiveFeedHub,
+} from '../../src/server/api/live-feed-hub.js';
+import { createCountersignApp, EventStreams } from '../../src/server/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDir } from '../support/engine.js';
@@ -8,6 +15,7 @@ import { ConsoleClient } from './support/console-client.js';
 import {
   call,
   freshInvoice,
+  memoryLogger,
   proposeViaApi,
   type ServerHarness,
   serverHarness,
@@ -207,6 +215,225 @@ describe.each(backends)('GET /api/v1/events over %s', (_name, openStore) => {
     for (const s of [second, colleague, again]) s.close();
     // Every handler ended: no stream keeps polling the store for a client that left.
     await expect.poll(() => streams.open).toBe(0);
+    // And the shared feed let go of them: no subscriber, no timer, no tenant left.
+    await expect.poll(() => streams.feeds.tenants).toBe(0);
+    expect(streams.feeds).toMatchObject({ tenants: 0, subscribers: 0, timers: 0 });
+  });
+
+  it('serves a resume point behind the running shared feed its own backlog once, then the feed, without a repeat', async () => {
+    await expect.poll(() => streams.open).toBe(0);
+    const live = await events(bearer(h.tenants.acme.operators.viewer.token));
+    const proposed = [];
+    for (let i = 0; i < 3; i++)
+      proposed.push(await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme'))));
+    const seen = [await live.nextEvent(), await live.nextEvent(), await live.nextEvent()];
+    expect(seen.map((e) => JSON.parse(e.data).proposalId)).toEqual(proposed.map((p) => p.id));
+    // The feed has read past seen[0]: the resumed stream must read seen[1..2] for itself.
+    const resumed = await events({
+      ...bearer(h.tenants.acme.operators.admin.token),
+      'last-event-id': seen[0]!.id!,
+    });
+    const replay = [await resumed.nextEvent(), await resumed.nextEvent()];
+    expect(replay.map((e) => e.id)).toEqual([seen[1]!.id, seen[2]!.id]);
+    expect(replay.map((e) => e.data)).toEqual([seen[1]!.data, seen[2]!.data]);
+    expect(streams.feeds).toMatchObject({ tenants: 1, subscribers: 2 });
+    const next = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
+    const [toLive, toResumed] = [await live.nextEvent(), await resumed.nextEvent()];
+    expect(JSON.parse(toResumed.data)).toMatchObject({ proposalId: next.id, status: 'pending' });
+    expect([toResumed.id, toResumed.data]).toEqual([toLive.id, toLive.data]);
+    // Each event came once: the next thing on either quiet stream is a heartbeat.
+    expect(await resumed.next(2000)).toEqual({ kind: 'comment', text: 'heartbeat' });
+    expect(await live.next(2000)).toEqual({ kind: 'comment', text: 'heartbeat' });
+    for (const s of [live, resumed]) s.close();
+    await expect.poll(() => streams.feeds.tenants).toBe(0);
+  });
+});
+
+/** Pulls a subscription's deliveries as its stream would, recording them; `until` waits on them. */
+function drain(subscription: FeedSubscription) {
+  const seen = { items: [] as FeedItem[], deliveries: 0, end: undefined as FeedEnd | undefined };
+  const waiters: (() => void)[] = [];
+  const done = (async () => {
+    for (;;) {
+      const delivery = await subscription.next();
+      if (delivery.kind === 'ended') seen.end = delivery.end;
+      else {
+        seen.items.push(...delivery.items);
+        seen.deliveries++;
+      }
+      for (const wake of waiters.splice(0)) wake();
+      if (seen.end) return;
+    }
+  })();
+  const until = async (done: () => boolean) => {
+    while (!done()) {
+      if (seen.end) throw new Error(`the subscription ended: ${seen.end.kind}`);
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+  };
+  const ids = () => seen.items.map((item) => item.event.data.proposalId);
+  return { seen, until, done, ids, release: () => subscription.release() };
+}
+
+describe('the shared feed: one reader per tenant, bounded buffers', () => {
+  let h: ServerHarness;
+  beforeAll(async () => {
+    h = await serverHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  /** The harness's engine, its chain reads and proposal reads counted. */
+  const counting = () => {
+    const calls = { auditSince: 0, get: 0 };
+    const engine: FeedEngine = {
+      auditSince: (tenant, input) => {
+        calls.auditSince++;
+        return h.engine.auditSince(tenant, input);
+      },
+      get: (tenant, id) => {
+        calls.get++;
+        return h.engine.get(tenant, id);
+      },
+      operations: h.engine.operations,
+    };
+    return { engine, calls };
+  };
+  const head = async (tenant: string) => (await readLiveEvents(h.engine, tenant, {})).position;
+  const never = () => {};
+
+  it('reads the chain once per poll for fifty subscribers, maps and frames each event once, and lets go of everything when they leave', async () => {
+    const { engine, calls } = counting();
+    const hub = new LiveFeedHub(engine, { pollMs: 20 });
+    const start = await head('acme');
+    const subs = Array.from({ length: 50 }, () => drain(hub.subscribe('acme', start, never)!));
+    expect(hub.stats).toMatchObject({ tenants: 1, subscribers: 50, timers: 1, reads: 0 });
+    await Promise.all(subs.map((s) => s.until(() => s.seen.deliveries >= 3)));
+    // Every subscriber was handed three polls: three reads of the chain (a fourth may have started), not 150.
+    expect(calls.auditSince).toBe(hub.stats.reads);
+    expect(calls.auditSince).toBeGreaterThanOrEqual(3);
+    expect(calls.auditSince).toBeLessThanOrEqual(4);
+
+    const proposed = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
+    await Promise.all(subs.map((s) => s.until(() => s.seen.items.length === 1)));
+    expect(subs.every((s) => s.ids()[0] === proposed.id)).toBe(true);
+    // One proposal read for the event, and one frame object handed to all fifty.
+    expect(calls.get).toBe(1);
+    expect(new Set(subs.map((s) => s.seen.items[0])).size).toBe(1);
+
+    for (const s of subs) s.release();
+    await Promise.all(subs.map((s) => s.done));
+    expect(subs.every((s) => s.seen.end?.kind === 'released')).toBe(true);
+    expect(hub.stats).toMatchObject({ subscribers: 0, timers: 0 });
+    // A read in flight when the last one left retires the tenant's feed when it returns.
+    await expect.poll(() => hub.stats.tenants).toBe(0);
+    const reads = calls.auditSince;
+    await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
+    expect(hub.stats).toEqual({ tenants: 0, subscribers: 0, timers: 0, reads, dropped: 0 });
+  });
+
+  it('drops a subscriber that stops taking events at its buffer (events or bytes), and the others still get every event', async () => {
+    const hub = new LiveFeedHub(h.engine, { pollMs: 20, maxQueuedEvents: 3 });
+    const byBytes = new LiveFeedHub(h.engine, { pollMs: 20, maxQueuedBytes: 100 });
+    const start = await head('acme');
+    const ended = (target: LiveFeedHub) =>
+      new Promise<FeedEnd>((resolve) => {
+        // Subscribed and never asked for its events: a stream stuck in a write to a client that stopped reading.
+        target.subscribe('acme', start, resolve);
+      });
+    let stuckEnd: FeedEnd | undefined;
+    let stuckByBytesEnd: FeedEnd | undefined;
+    const stuck = ended(hub).then((end) => (stuckEnd = end));
+    const stuckByBytes = ended(byBytes).then((end) => (stuckByBytesEnd = end));
+    const reader = drain(hub.subscribe('acme', start, never)!);
+    const proposed = [];
+    // One batch, however large, never drops a subscriber: it is dropped when a later batch finds
+    // the earlier one still waiting. Propose until both stuck subscribers are gone.
+    for (let i = 0; i < 60 && !(stuckEnd && stuckByBytesEnd); i++)
+      proposed.push(await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme'))));
+    const [end, endByBytes] = await Promise.all([stuck, stuckByBytes]);
+    expect(end.kind === 'overflow' && end.queued).toBeGreaterThan(3);
+    expect(endByBytes.kind === 'overflow' && endByBytes.bytes).toBeGreaterThan(100);
+    await reader.until(() => reader.seen.items.length === proposed.length);
+    expect(reader.ids()).toEqual(proposed.map((p) => p.id));
+    expect(hub.stats).toMatchObject({ subscribers: 1, dropped: 1 });
+    expect(byBytes.stats).toMatchObject({ subscribers: 0, timers: 0, dropped: 1 });
+    reader.release();
+    expect(hub.stats).toMatchObject({ subscribers: 0, timers: 0 });
+    hub.close();
+    byBytes.close();
+  });
+
+  it("never hands a subscriber another tenant's events, though one hub reads both chains", async () => {
+    const hub = new LiveFeedHub(h.engine, { pollMs: 20 });
+    const acme = drain(hub.subscribe('acme', await head('acme'), never)!);
+    const globex = drain(hub.subscribe('globex', await head('globex'), never)!);
+    expect(hub.stats).toMatchObject({ tenants: 2, subscribers: 2, timers: 2 });
+    const a1 = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
+    const g1 = await proposeViaApi(h, 'globex', pay(freshInvoice(h.world, 'globex')));
+    const a2 = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
+    await acme.until(() => acme.seen.items.length === 2);
+    await globex.until(() => globex.seen.items.length === 1);
+    // Two more polls of each: nothing else arrives.
+    const [da, dg] = [acme.seen.deliveries, globex.seen.deliveries];
+    await acme.until(() => acme.seen.deliveries >= da + 2);
+    await globex.until(() => globex.seen.deliveries >= dg + 2);
+    expect(acme.ids()).toEqual([a1.id, a2.id]);
+    expect(globex.ids()).toEqual([g1.id]);
+    hub.close();
+    await Promise.all([acme.done, globex.done]);
+    expect([acme.seen.end?.kind, globex.seen.end?.kind]).toEqual(['closed', 'closed']);
+    expect(hub.stats).toMatchObject({ tenants: 0, subscribers: 0, timers: 0 });
+  });
+
+  it('drops an SSE stream whose client stops reading, with a log line and its slot freed, while another keeps streaming', async () => {
+    const lines: { level: string; fields: object; message: string }[] = [];
+    const streams = new EventStreams({ pollMs: 20, heartbeatMs: 60_000, maxQueuedEvents: 3 });
+    // In process: the response body is a stream nobody reads, so the handler's write waits at once,
+    // as it does when a client's socket buffer stays full.
+    const app = createCountersignApp({
+      engine: h.engine,
+      directory: h.directory,
+      logger: memoryLogger(lines),
+      events: streams,
+    });
+    const stuck = await app.request('/api/v1/events', {
+      headers: bearer(h.tenants.acme.operators.viewer.token),
+    });
+    const reading = await app.request('/api/v1/events', {
+      headers: bearer(h.tenants.acme.operators.admin.token),
+    });
+    expect([stuck.status, reading.status]).toEqual([200, 200]);
+    await expect.poll(() => streams.feeds.subscribers).toBe(2);
+    const reader = reading.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    const received = (async () => {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return;
+        text += chunk.value;
+      }
+    })();
+    const proposed = [];
+    for (let i = 0; i < 60 && streams.feeds.dropped === 0; i++)
+      proposed.push(await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme'))));
+    expect(streams.feeds.dropped).toBe(1);
+    const last = proposed[proposed.length - 1]!.id;
+    await expect.poll(() => text.includes(last)).toBe(true);
+    expect([...text.matchAll(/"proposalId":"([^"]+)"/g)].map((m) => m[1])).toEqual(proposed.map((p) => p.id));
+    await expect.poll(() => streams.open).toBe(1);
+    const dropped = lines.filter(
+      (l) => l.message === 'live event stream dropped: the client stopped reading',
+    );
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]!.fields).toMatchObject({ tenant: 'acme', actor: 'user:viewer@acme.test' });
+    expect(streams.feeds).toMatchObject({ subscribers: 1, dropped: 1 });
+    await reader.cancel();
+    await received;
+    await expect.poll(() => streams.open).toBe(0);
+    await expect.poll(() => streams.feeds.tenants).toBe(0);
+    expect(streams.feeds).toMatchObject({ subscribers: 0, timers: 0 });
   });
 });
 
