@@ -16,6 +16,7 @@ import { readiness } from '../../server/readiness.js';
 import { startServer } from '../../server/start-server.js';
 import { EventStreams } from '../../server/api/event-streams.js';
 import { describeStoreTarget, openStore } from '../../store/open-store.js';
+import { storeFaultFields } from '../../store/store-fault.js';
 import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
@@ -316,15 +317,21 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     // Expiry and recovery sweeps are safe to run in every instance at once (compare-and-set). One
     // sweep at a time in this process: a slow one is not joined by the next.
     let sweeping: Promise<unknown> | undefined;
+    // A store outage is one warn line per sweep; anything else is a bug, with its stack.
+    const sweepFailed = (what: string) => (error: unknown) => {
+      const fault = storeFaultFields(error);
+      if (fault) logger.warn(fault, `${what} waits for the store`);
+      else logger.error({ err: error }, `${what} failed`);
+    };
     const sweep = setInterval(() => {
       if (sweeping) return;
       sweeping = Promise.all([
-        engine.expireDue().catch((error: unknown) => logger.error({ err: error }, 'expiry sweep failed')),
+        engine.expireDue().catch(sweepFailed('expiry sweep')),
         // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
         engine
           .recover()
           .then(() => (recovery.reconcile ? engine.reconcileDue() : undefined))
-          .catch((error: unknown) => logger.error({ err: error }, 'recovery sweep failed')),
+          .catch(sweepFailed('recovery sweep')),
       ]).finally(() => {
         sweeping = undefined;
       });
