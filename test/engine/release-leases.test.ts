@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { demoOperations } from '../../examples/index.js';
 import { createEngine, type Engine, FencedAttemptError } from '../../src/index.js';
-import { approver, type Harness, harness, proposeDraft, proposePayment, stallAt } from '../support/engine.js';
+import {
+  approver,
+  approveSettled,
+  type Harness,
+  harness,
+  proposeDraft,
+  proposePayment,
+  stallAt,
+} from '../support/engine.js';
 
 const LEASE = 60_000;
 let h: Harness | undefined;
@@ -29,17 +37,7 @@ describe('engine.releaseLeases (graceful shutdown)', () => {
     const stall = stallAt('after_revalidation');
     h = await harness({ leaseMs: LEASE, faults: stall.hook });
     const payment = await proposePayment(h.engine);
-    const running = h.engine
-      .approveAndExecute({
-        tenant: 'acme',
-        proposalId: payment.id,
-        approver: approver(),
-        seenDigest: payment.digest,
-      })
-      .then(
-        (result) => result,
-        (error: unknown) => error,
-      );
+    const running = approveSettled(h.engine, payment);
     await stall.reached;
     expect(await h.engine.releaseLeases()).toBe(1);
     h.clock.advance(1);
@@ -75,17 +73,7 @@ describe('engine.releaseLeases (graceful shutdown)', () => {
     const stall = stallAt('after_claim');
     h = await harness({ leaseMs: LEASE, faults: stall.hook });
     const draft = await proposeDraft(h.engine);
-    const running = h.engine
-      .approveAndExecute({
-        tenant: 'acme',
-        proposalId: draft.id,
-        approver: approver(),
-        seenDigest: draft.digest,
-      })
-      .then(
-        (result) => result,
-        (error: unknown) => error,
-      );
+    const running = approveSettled(h.engine, draft);
     await stall.reached;
     expect(await h.engine.releaseLeases()).toBe(1);
     stall.release();

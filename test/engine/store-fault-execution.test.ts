@@ -8,7 +8,7 @@ import { type FaultHook, withFaults } from '../../src/engine/faults.js';
 import { PostgresStore } from '../../src/store/postgres/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { TEST_PG_URL, testPostgres } from '../support/postgres.js';
-import { approver, ManualClock, proposeDraft, proposePayment, tempDir } from '../support/engine.js';
+import { approveSettled, ManualClock, proposeDraft, proposePayment, tempDir } from '../support/engine.js';
 
 // Another process on the same SQLite file, holding its write lock at a chosen fault point.
 type Connection = { exec(sql: string): unknown; close(): unknown };
@@ -61,17 +61,7 @@ describe('a store that fails while an approved proposal executes', () => {
   it('leaves a local effect rolled back and executing, and recovery finishes it after the lease: never a terminal failure', async () => {
     const { engine, clock, release } = await lockedAt('after_claim');
     const draft = await proposeDraft(engine);
-    const failed = await engine
-      .approveAndExecute({
-        tenant: 'acme',
-        proposalId: draft.id,
-        approver: approver(),
-        seenDigest: draft.digest,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const failed = await approveSettled(engine, draft);
     expect(failed).toBeInstanceOf(StoreFaultError);
     expect(failed).toMatchObject({ condition: 'busy' });
     expect((await engine.get('acme', draft.id))?.status).toBe('executing');
@@ -85,17 +75,7 @@ describe('a store that fails while an approved proposal executes', () => {
   it('keeps an external payment whose command could not be recorded from failing: recovery re-runs it and pays once', async () => {
     const { engine, clock, world, release } = await lockedAt('after_revalidation');
     const payment = await proposePayment(engine);
-    const failed = await engine
-      .approveAndExecute({
-        tenant: 'acme',
-        proposalId: payment.id,
-        approver: approver(),
-        seenDigest: payment.digest,
-      })
-      .then(
-        () => undefined,
-        (error: unknown) => error,
-      );
+    const failed = await approveSettled(engine, payment);
     expect(failed).toBeInstanceOf(StoreFaultError);
     expect(world.provider.calls).toBe(0);
     expect((await engine.get('acme', payment.id))?.status).toBe('executing');
@@ -145,17 +125,7 @@ describe.skipIf(!TEST_PG_URL)(
       );
       cleanups.push(() => engine.close());
       const draft = await proposeDraft(engine);
-      const failed = await engine
-        .approveAndExecute({
-          tenant: 'acme',
-          proposalId: draft.id,
-          approver: approver(),
-          seenDigest: draft.digest,
-        })
-        .then(
-          () => undefined,
-          (error: unknown) => error,
-        );
+      const failed = await approveSettled(engine, draft);
       expect(failed).toBeInstanceOf(StoreFaultError);
       expect((await engine.get('acme', draft.id))?.status).toBe('executing');
       clock.advance(LEASE + 1);

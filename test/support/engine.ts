@@ -231,3 +231,25 @@ export function undeclaredOperations(world: DemoWorld): AnyOperation[] {
     op.effect === 'external' ? { ...op, provider: { deduplicates: 'none' as const } } : op,
   );
 }
+
+/**
+ * Approves and executes `proposal` as its tenant's approver; resolves to the result, or to the
+ * error it threw (a store fault, a handed-back attempt), so a test can assert either.
+ */
+export function approveSettled(
+  engine: Engine,
+  proposal: { readonly id: string; readonly digest: string },
+  tenant = 'acme',
+): Promise<unknown> {
+  return engine
+    .approveAndExecute({
+      tenant,
+      proposalId: proposal.id,
+      approver: approver(tenant),
+      seenDigest: proposal.digest,
+    })
+    .then(
+      (result) => result,
+      (error: unknown) => error,
+    );
+}
