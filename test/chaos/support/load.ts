@@ -218,6 +218,12 @@ export class Load {
       slowestMs: this.slowestMs,
       proposed: this.proposed.size,
       approved: this.approved.size,
+      // Which store conditions the 503s named, e.g. `unreachable=12 timeout=3`.
+      conditions:
+        [...this.reasons]
+          .filter(([reason]) => reason.startsWith('503 '))
+          .map(([reason, n]) => `${reason.slice(4)}=${n}`)
+          .join(' ') || '-',
     };
   }
 
