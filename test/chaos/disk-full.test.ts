@@ -52,7 +52,7 @@ describe.skipIf(!mounted)(`a full disk under the SQLite file${skip ? ` (skipped:
       const db = join(dir, 'countersign.db');
       const serve = await children.start(['--demo', '--db', db], dir);
       const tokens = await demoTokens(dir, db, 4);
-      const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes });
+      const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes, failFast: () => children.crashed() });
       const figures = { fills: 0, filledBytes: 0, readsWhileFull: 0, healthzWhileFull: 0 };
       load.start();
       try {

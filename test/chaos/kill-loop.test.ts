@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { type Cluster, NO_CLUSTER, startCluster } from './support/cluster.js';
 import { BAD_CLASSES, demoTokens, Load } from './support/load.js';
 import { NOT_BUILT, type ServeChild, ServeChildren } from './support/serve-child.js';
@@ -13,10 +13,6 @@ import { countersign, reportChaos, verify } from './support/verify.js';
 // test did not cause, no payment made twice, nothing answered 201 or approved 2xx is lost, the
 // audit chains verify, and every request was answered normally or 503 store_unavailable in time
 // (a connection the kill cut is counted apart).
-const cleanups: (() => void | Promise<void>)[] = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
 
 const BACKENDS = [
   { backend: 'sqlite', skip: NOT_BUILT },
@@ -30,20 +26,21 @@ for (const { backend, skip } of BACKENDS) {
       async () => {
         const children = new ServeChildren();
         const dir = mkdtempSync(join(tmpdir(), `countersign-chaos-kill-${backend}-`));
-        cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
         let cluster: Cluster | undefined;
-        if (backend === 'postgres') {
-          cluster = await startCluster();
-          cleanups.push(() => cluster?.dispose());
-        }
-        cleanups.push(() => children.stopAll());
+        // Passed or failed, the test leaves no process, cluster or file behind (nor for the next backend).
+        onTestFinished(async () => {
+          await children.stopAll();
+          cluster?.dispose();
+          rmSync(dir, { recursive: true, force: true });
+        });
+        if (backend === 'postgres') cluster = await startCluster();
         const location = cluster ? cluster.url : join(dir, 'countersign.db');
         const storeArgs = cluster ? ['--store', location] : ['--db', location];
         const args = ['--demo', ...storeArgs];
         const started = Date.now();
         let serve: ServeChild = await children.start(args, dir);
         const tokens = await demoTokens(dir, location, 4);
-        const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes });
+        const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes, failFast: () => children.crashed() });
         load.start();
         const restartMs: number[] = [];
         try {

@@ -37,7 +37,7 @@ beforeAll(async () => {
   cluster = await startCluster();
   serve = await children.start(['--demo', '--store', cluster.url], dir);
   tokens = await demoTokens(dir, cluster.url, 4);
-  load = new Load(serve.url, { tokens, lanes: CHAOS.lanes });
+  load = new Load(serve.url, { tokens, lanes: CHAOS.lanes, failFast: () => children.crashed() });
   load.start();
   await load.waitForAnswers(10, 60_000, ['ok']);
 }, 120_000);

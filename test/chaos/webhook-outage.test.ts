@@ -19,6 +19,8 @@ const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const dir = mkdtempSync(join(tmpdir(), 'countersign-chaos-webhook-'));
 const children = new ServeChildren();
 let receiver: Receiver | undefined;
+// What every receiver of the run heard: each outage closes one and starts another.
+const heard: Receiver['received'] = [];
 afterAll(async () => {
   await children.stopAll();
   await receiver?.close();
@@ -65,13 +67,14 @@ describe.skipIf(NOT_BUILT !== undefined)(
           dir,
         );
         const tokens = await demoTokens(dir, db, 4);
-        const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes });
+        const load = new Load(serve.url, { tokens, lanes: CHAOS.lanes, failFast: () => children.crashed() });
         const figures = { outages: 0, refusedSeen: 0, answered500: 0, okDuringOutage: 0 };
         load.start();
         try {
           for (let i = 0; i < CHAOS.webhookOutages; i++) {
             // Down: nothing listens on the port.
             await receiver?.close();
+            if (receiver) heard.push(...receiver.received);
             figures.outages++;
             const okBefore = load.tally.ok;
             await until(
@@ -105,9 +108,10 @@ describe.skipIf(NOT_BUILT !== undefined)(
           'no delivery pending',
         );
         const dead = await deliveries(serve.url, tokens, 'dead');
+        const everything = [...heard, ...receiver!.received];
         const created = new Set<string>();
         let badSignatures = 0;
-        for (const r of receiver!.received) {
+        for (const r of everything) {
           if (r.reply !== 204) continue;
           try {
             new Webhook(SECRET).verify(r.body, r.headers);
@@ -118,14 +122,14 @@ describe.skipIf(NOT_BUILT !== undefined)(
           if (event.type === 'proposal.created') created.add(event.data.proposalId);
         }
         const undelivered = [...load.proposed.keys()].filter((id) => !created.has(id));
-        const seen = receiver!.received.map((r) => r.headers['webhook-id']);
+        const seen = everything.map((r) => r.headers['webhook-id']);
         const verdict = await verify(serve.url, tokens, load, join(dir, 'countersign-demo-provider.jsonl'));
         const audit = await countersign(['audit', 'verify', '--db', db], dir);
         const report = {
           ...figures,
-          webhookRequests: receiver!.received.length,
+          webhookRequests: everything.length,
           eventsDelivered: new Set(
-            receiver!.received.filter((r) => r.reply === 204).map((r) => r.headers['webhook-id']),
+            everything.filter((r) => r.reply === 204).map((r) => r.headers['webhook-id']),
           ).size,
           redelivered: seen.length - new Set(seen).size,
           undeliveredCreated: undelivered.length,

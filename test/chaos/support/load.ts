@@ -106,6 +106,8 @@ export interface LoadOptions {
   readonly lanes: number;
   /** Share of proposals that are invoice payments (the rest are broadcast drafts, a local write). */
   readonly payments?: number;
+  /** Says why waiting is pointless (the server exited): every wait then fails at once with it. */
+  readonly failFast?: () => string | undefined;
 }
 
 /**
@@ -144,7 +146,7 @@ export class Load {
   #release: () => void = () => {};
   #running = false;
   #lanes: Promise<void>[] = [];
-  #waiters: { until: () => boolean; done: () => void }[] = [];
+  #waiters: { until: () => boolean; done: () => void; fail: (error: Error) => void }[] = [];
   #n = 0;
 
   constructor(url: string, options: LoadOptions) {
@@ -202,6 +204,10 @@ export class Load {
           clearTimeout(timer);
           resolve();
         },
+        fail: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
       const timer = setTimeout(() => {
         this.#waiters.splice(this.#waiters.indexOf(waiter), 1);
@@ -249,6 +255,8 @@ export class Load {
             };
       const proposed = await this.request('POST', '/api/v1/proposals', agent, body);
       if (!proposed) continue;
+      // Nothing listens (a crash): counted, and not hammered in a tight loop.
+      if (proposed.class === 'connection_error') await this.#pause(200);
       if (proposed.status === 429) await this.#pause(250);
       if (proposed.status !== 201) continue;
       const id = String(proposed.body['id']);
@@ -324,10 +332,12 @@ export class Load {
       this.problems.push(
         `${method} ${path} → ${answer.class} ${answer.status} ${JSON.stringify(answer.body).slice(0, 300)} after ${Date.now() - started} ms`,
       );
+    const hopeless = this.#options.failFast?.();
     for (const w of [...this.#waiters])
-      if (w.until()) {
+      if (w.until() || hopeless) {
         this.#waiters.splice(this.#waiters.indexOf(w), 1);
-        w.done();
+        if (hopeless) w.fail(new Error(`load: waiting is pointless: ${hopeless}`));
+        else w.done();
       }
     return answer;
   }

@@ -106,6 +106,14 @@ export class ServeChildren {
     }
   }
 
+  /** The first exit the test did not cause, described with the tail of its output; undefined if none. */
+  crashed(): string | undefined {
+    const exit = this.unexpectedExits[0];
+    return (
+      exit && `serve ${exit.pid} exited (code ${exit.code}, signal ${exit.signal}) by itself:\n${exit.tail}`
+    );
+  }
+
   /** SIGKILLs every child still running (afterAll, failed or not). */
   async stopAll(): Promise<void> {
     this.#stopping = true;

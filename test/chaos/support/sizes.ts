@@ -11,7 +11,7 @@ export const CHAOS = Object.freeze(
         /** SIGKILLs of `countersign serve` per backend, each followed by a restart on the same store. */
         kills: 100,
         /** Answers (any class) the load gets from a serve before it is killed. */
-        answersPerLife: 30,
+        answersPerLife: 20,
         /** PostgreSQL restarts per stop mode (fast, immediate). */
         restartsPerMode: 5,
         /** Rounds of pg_terminate_backend over the server's connections. */
