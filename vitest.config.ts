@@ -67,7 +67,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: INTEGRATION,
+          exclude: [...INTEGRATION, 'test/chaos/**'],
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'] },
           // Threads that run file after file in one module graph (poolOptions above) instead of a
           // process per file importing the engine, Hono and zod afresh. Safe because no unit
@@ -77,6 +77,13 @@ export default defineConfig({
         },
       },
       { extends: true, test: { name: 'integration', include: INTEGRATION } },
+      // Real `countersign serve` processes (the built dist/) killed, or starved of their database,
+      // disk or webhook receiver, under HTTP load. After the other projects (groupOrder): a fault
+      // timed against a busy neighbour measures the neighbour. `npm run chaos` runs it large.
+      {
+        extends: true,
+        test: { name: 'chaos', include: ['test/chaos/**/*.test.ts'], sequence: { groupOrder: 1 } },
+      },
     ],
   },
 });

@@ -27,8 +27,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** Starts a webhook receiver on 127.0.0.1. */
-export async function startReceiver(): Promise<Receiver> {
+/** Starts a webhook receiver on 127.0.0.1, on `port` (a receiver coming back where one was down) or any free one. */
+export async function startReceiver(port = 0): Promise<Receiver> {
   const received: Received[] = [];
   let queue: Reply[] = [];
   let fallback: Reply = 204;
@@ -52,10 +52,10 @@ export async function startReceiver(): Promise<Receiver> {
       }
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: listening } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://127.0.0.1:${listening}/hooks`,
     received,
     script: (replies, otherwise = 204) => {
       queue = [...replies];
