@@ -1,4 +1,4 @@
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { demoOperations, demoWorld } from '../../../examples/index.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { RecoverySummary } from '../../engine/recover.js';
@@ -8,6 +8,7 @@ import type { Store } from '../../store/store.js';
 import { type CliArgs, type Command, stringOption, UsageProblem } from '../command.js';
 import {
   cliStoreLocation,
+  demoFilesDir,
   openCliStore,
   STORE_OPTIONS,
   sealKeyFromEnv,
@@ -26,17 +27,9 @@ function positiveInteger(args: CliArgs, name: string, fallback: number): number 
   return value;
 }
 
-async function openTarget(
-  args: CliArgs,
-  configStore: Store | undefined,
-): Promise<{ store: Store; db: string | undefined }> {
-  const location = cliStoreLocation(args);
-  if (location)
-    return {
-      store: await openCliStore(args),
-      db: location.kind === 'sqlite' ? resolve(location.target) : undefined,
-    };
-  if (configStore) return { store: configStore, db: undefined };
+async function openTarget(args: CliArgs, configStore: Store | undefined): Promise<Store> {
+  if (cliStoreLocation(args)) return openCliStore(args);
+  if (configStore) return configStore;
   throw new UsageProblem('--db FILE or --store LOCATION is required');
 }
 
@@ -76,7 +69,8 @@ cannot commit. Safe to run repeatedly and from several machines at once.
 ${storeOptionsHelp(21, 'an existing SQLite file')}
   --config FILE      an ES module exporting { operations, store? }, as for \`countersign serve\`;
                      without it, the example operations of \`countersign serve --demo\`, with
-                     their provider journal beside the SQLite file
+                     their provider journal where serve --demo keeps it (beside the SQLite
+                     file or pglite: directory, else the working directory)
   --limit N          attempts examined per sweep (default 100); sweeps repeat while one fills it
   --json             print the summary as JSON
 
@@ -99,12 +93,16 @@ expired attempts of an operation the configuration does not define: recovery wou
     const limit = positiveInteger(args, 'limit', 100);
     const configFile = stringOption(args, 'config');
     const config = configFile ? await loadServeConfig(configFile) : undefined;
-    const { store, db } = await openTarget(args, config?.store);
+    const store = await openTarget(args, config?.store);
     try {
       const operations =
         config?.operations ??
+        // The demo provider's journal where `serve --demo` keeps it for this store (beside a SQLite
+        // file or a pglite: directory, else the working directory), so a re-run sees its payments.
         demoOperations(
-          demoWorld(db ? { journal: join(dirname(db), 'countersign-demo-provider.jsonl') } : {}),
+          demoWorld({
+            journal: join(demoFilesDir(cliStoreLocation(args)).dir, 'countersign-demo-provider.jsonl'),
+          }),
         );
       const known = new Map(operations.map((o) => [o.kind, o]));
       const unknown = await unknownOperations(store, known, limit);
