@@ -13,6 +13,8 @@ export interface RecoverySettings {
   readonly sweepMs: number;
   /** The automatic reconciliation's backoff, or false when an operator reconciles by hand only. */
   readonly reconcile: false | { readonly firstMs: number; readonly maxMs: number };
+  /** Attempts per proposal before recovery parks one that never reached its effect or provider. */
+  readonly maxAttempts: number;
 }
 
 /**
@@ -25,6 +27,10 @@ export const RECOVERY_DEFAULTS: RecoverySettings = Object.freeze({
   leaseMs: 60_000,
   sweepMs: 15_000,
   reconcile: Object.freeze({ firstMs: 10_000, maxMs: 10 * 60_000 }),
+  // Above the engine's own 3: a server that is restarted (or killed) while an attempt is in flight
+  // loses that attempt each time, and a proposal a person approved is parked only for a proposal
+  // that keeps killing its worker, not for a restart storm.
+  maxAttempts: 10,
 });
 
 const MIN_LEASE_MS = 1_000;
@@ -67,8 +73,9 @@ export function recoverySettings(
     throw new UsageProblem(
       `${sweepWhere} ${sweepValue ?? `${sweepMs}ms`}: the sweep interval must not exceed the lease (${leaseMs}ms), or a crashed worker's attempt waits more than one sweep past its lease`,
     );
+  const maxAttempts = config?.maxAttempts ?? RECOVERY_DEFAULTS.maxAttempts;
   const wanted = config?.reconcile;
-  if (wanted === false) return Object.freeze({ leaseMs, sweepMs, reconcile: false });
+  if (wanted === false) return Object.freeze({ leaseMs, sweepMs, reconcile: false, maxAttempts });
   const defaults = RECOVERY_DEFAULTS.reconcile as { readonly firstMs: number; readonly maxMs: number };
   const firstMs =
     wanted?.first === undefined ? defaults.firstMs : durationOf(wanted.first, 'recovery.reconcile.first');
@@ -80,5 +87,5 @@ export function recoverySettings(
     throw new UsageProblem(
       `recovery.reconcile.max ${wanted?.max}: must be at least recovery.reconcile.first`,
     );
-  return Object.freeze({ leaseMs, sweepMs, reconcile: Object.freeze({ firstMs, maxMs }) });
+  return Object.freeze({ leaseMs, sweepMs, reconcile: Object.freeze({ firstMs, maxMs }), maxAttempts });
 }

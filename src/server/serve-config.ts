@@ -106,6 +106,14 @@ export interface RecoveryConfig {
   readonly reconcile?:
     | false
     | { readonly first?: string | number | undefined; readonly max?: string | number | undefined };
+  /**
+   * Attempts per proposal before recovery parks one that never reached its effect or its provider
+   * (a proposal whose execution itself kills the process) as `terminal_failure` for an operator
+   * (default 10). Each takeover follows a lost worker, so a process killed again and again for
+   * other reasons (a crash loop, a node drained repeatedly) uses them up too: keep it well above
+   * the restarts you expect while one proposal is in flight.
+   */
+  readonly maxAttempts?: number;
 }
 
 const DURATION = z.union([
@@ -119,6 +127,7 @@ const RECOVERY = z.strictObject({
   reconcile: z
     .union([z.literal(false), z.strictObject({ first: DURATION.optional(), max: DURATION.optional() })])
     .optional(),
+  maxAttempts: z.number().int().min(1, 'must be a whole number of at least 1').optional(),
 });
 
 /** The config's `recovery`, checked: the first problem names its field (`recovery.lease`). */
@@ -129,7 +138,7 @@ function checkRecovery(file: string, value: unknown): RecoveryConfig {
   const field = ['recovery', ...issue.path.map(String)].join('.');
   const message =
     issue.code === 'unrecognized_keys'
-      ? `has no setting ${issue.keys.map((k) => `"${k}"`).join(', ')} (lease, sweepInterval, reconcile)`
+      ? `has no setting ${issue.keys.map((k) => `"${k}"`).join(', ')} (lease, sweepInterval, reconcile, maxAttempts)`
       : issue.code === 'invalid_union' && issue.path[0] === 'reconcile'
         ? 'must be false or { first, max } durations'
         : issue.message;

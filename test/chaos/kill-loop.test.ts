@@ -119,6 +119,7 @@ for (const { backend, skip } of BACKENDS) {
             reasons: Object.fromEntries(load.reasons),
             problems: load.problems,
             examples: verdict.examples,
+            failures: verdict.failures,
             exits: children.unexpectedExits,
             errors: serve.errors,
           },

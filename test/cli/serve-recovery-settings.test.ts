@@ -27,6 +27,7 @@ describe('serve: lease and sweep settings', () => {
       leaseMs: 60_000,
       sweepMs: 15_000,
       reconcile: { firstMs: 10_000, maxMs: 600_000 },
+      maxAttempts: 10,
     });
   });
 
@@ -36,11 +37,17 @@ describe('serve: lease and sweep settings', () => {
         { lease: '30s', sweepInterval: '10s' },
         { lease: '5m', sweepInterval: '1m', reconcile: { first: '2s', max: '1h' } },
       ),
-    ).toEqual({ leaseMs: 30_000, sweepMs: 10_000, reconcile: { firstMs: 2_000, maxMs: 3_600_000 } });
-    expect(recoverySettings({}, { lease: 2_000, reconcile: false })).toEqual({
+    ).toEqual({
+      leaseMs: 30_000,
+      sweepMs: 10_000,
+      reconcile: { firstMs: 2_000, maxMs: 3_600_000 },
+      maxAttempts: 10,
+    });
+    expect(recoverySettings({}, { lease: 2_000, reconcile: false, maxAttempts: 4 })).toEqual({
       leaseMs: 2_000,
       sweepMs: 2_000,
       reconcile: false,
+      maxAttempts: 4,
     });
   });
 
@@ -98,6 +105,7 @@ describe('serve config: recovery', () => {
     ["{ leese: '30s' }", '"recovery" has no setting "leese"'],
     ['{ reconcile: true }', '"recovery.reconcile" must be false or { first, max } durations'],
     ["{ reconcile: { first: '1x' } }", '"recovery.reconcile.first" must be a duration'],
+    ['{ maxAttempts: 0 }', '"recovery.maxAttempts" must be a whole number of at least 1'],
   ])('refuses %s naming the field', async (recovery, message) => {
     await expect(loadServeConfig(configWith(recovery))).rejects.toThrow(message);
   });

@@ -329,7 +329,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         engine.expireDue().catch(sweepFailed('expiry sweep')),
         // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
         engine
-          .recover()
+          .recover({ maxAttempts: recovery.maxAttempts })
           .then(() => (recovery.reconcile ? engine.reconcileDue() : undefined))
           .catch(sweepFailed('recovery sweep')),
       ]).finally(() => {

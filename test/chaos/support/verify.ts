@@ -21,18 +21,26 @@ export interface Verdict {
   readonly statuses: Readonly<Record<string, number>>;
   /** The first few proposal ids behind a non-zero figure. */
   readonly examples: readonly string[];
+  /** Each proposal that ended `terminal_failure`: id, operation, reason and message. */
+  readonly failures: readonly string[];
 }
 
 // A payment whose proposal says it never ran: the store and the provider disagree.
 const NOT_RUN = new Set(['pending', 'declined', 'expired', 'superseded', 'revision_required']);
 
-async function status(url: string, token: string, id: string): Promise<string> {
+async function status(url: string, token: string, id: string, failures: string[]): Promise<string> {
   for (let tries = 0; ; tries++) {
     const r = await fetch(`${url}/api/v1/proposals/${id}`, {
       headers: { authorization: `Bearer ${token}` },
       signal: AbortSignal.timeout(30_000),
     });
     const body = (await r.json()) as Record<string, unknown>;
+    if (r.status === 200 && body['status'] === 'terminal_failure') {
+      const outcome = body['outcome'] as { message?: unknown; reason?: unknown } | null;
+      failures.push(
+        `${id} ${String(body['operation'])}: ${String(outcome?.reason ?? '')} ${String(outcome?.message ?? '')}`,
+      );
+    }
     if (r.status === 200) return String(body['status']);
     if (r.status === 404) return 'lost';
     // A store that is still coming back: the figure is about what it holds, not when it answers.
@@ -53,6 +61,7 @@ export async function verify(url: string, tokens: Tokens, load: Load, journal: s
   const examples: string[] = [];
   const statuses: Record<string, number> = {};
   const known = new Map<string, string>();
+  const failures: string[] = [];
   const ids = [...load.proposed];
   // Payments of proposals the demo's own agent made are checked too: the operator token reads any.
   for (const id of paid.payments.keys()) if (!load.proposed.has(id)) ids.push([id, 'acme']);
@@ -60,9 +69,9 @@ export async function verify(url: string, tokens: Tokens, load: Load, journal: s
   await pool(
     4,
     ids.map(([id, tenant]) => async () => {
-      let s = await status(url, tokens[tenantOf(id, tenant)].operator, id);
+      let s = await status(url, tokens[tenantOf(id, tenant)].operator, id, failures);
       // A payment of the demo agent's: its tenant is not known here; try the other one.
-      if (s === 'lost' && !load.proposed.has(id)) s = await status(url, tokens.globex.operator, id);
+      if (s === 'lost' && !load.proposed.has(id)) s = await status(url, tokens.globex.operator, id, failures);
       known.set(id, s);
       if (load.proposed.has(id)) statuses[s] = (statuses[s] ?? 0) + 1;
     }),
@@ -96,7 +105,7 @@ export async function verify(url: string, tokens: Tokens, load: Load, journal: s
       note(id, 'paid but recorded as');
     }
   }
-  return { lost, lostApprovals, doublePayments, paidButNotRecorded, payments, statuses, examples };
+  return { lost, lostApprovals, doublePayments, paidButNotRecorded, payments, statuses, examples, failures };
 }
 
 /** What a `countersign …` CLI run printed. */
