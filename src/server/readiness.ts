@@ -76,8 +76,17 @@ export function probeReadiness(
   options: Omit<ReadinessOptions, 'store'> = {},
 ): () => Promise<ReadinessReport> {
   const timeoutMs = options.timeoutMs ?? READINESS_TIMEOUT_MS;
+  // Probes asked for while one runs share it: a flood of unauthenticated /readyz requests makes
+  // one statement at a time, never one each.
+  let running: Promise<ReadinessCheck> | undefined;
+  const sharedCheck = () => {
+    running ??= storeCheck(probe, timeoutMs).finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
   return async () => {
-    const checks: Record<string, ReadinessCheck> = { store: await storeCheck(probe, timeoutMs) };
+    const checks: Record<string, ReadinessCheck> = { store: await sharedCheck() };
     for (const [name, running] of Object.entries(options.workers ?? {})) {
       checks[name] = running() ? { ok: true } : { ok: false, detail: `${name} is not running` };
     }

@@ -155,6 +155,29 @@ describe('GET /healthz and GET /readyz', () => {
     dir.cleanup();
   });
 
+  it('makes one store statement for concurrent readiness probes, however many arrive at once', async () => {
+    let probes = 0;
+    let answer: () => void = () => {};
+    const slowStore = {
+      health: () => {
+        probes++;
+        return new Promise<{ pendingMigrations: number }>((resolve) => {
+          answer = () => resolve({ pendingMigrations: 0 });
+        });
+      },
+    } as unknown as Store;
+    const check = readiness({ store: slowStore });
+    const reports = Array.from({ length: 50 }, () => check());
+    answer();
+    for (const report of await Promise.all(reports)) expect(report.status).toBe('ready');
+    expect(probes).toBe(1);
+    // The next probe after it answered asks the store again: the report is never stale.
+    const next = check();
+    answer();
+    expect((await next).status).toBe('ready');
+    expect(probes).toBe(2);
+  });
+
   it('reports pending migrations, and answers within its deadline when the store hangs', async () => {
     const dir = tempDir();
     const store = new SqliteStore({ path: join(dir.dir, 'fresh.db') });
