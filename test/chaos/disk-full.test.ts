@@ -3,10 +3,10 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BAD_CLASSES, demoTokens, Load } from './support/load.js';
+import { demoTokens, Load } from './support/load.js';
 import { NOT_BUILT, ServeChildren } from './support/serve-child.js';
 import { CHAOS, LARGE } from './support/sizes.js';
-import { countersign, reportChaos, verify } from './support/verify.js';
+import { countersign, expectHeld, reportChaos, verify } from './support/verify.js';
 
 // Scenario 3: the SQLite file of `countersign serve --demo` on an 8 MiB tmpfs that the test fills
 // under load. Writes must answer 503 store_unavailable (disk_full) with Retry-After, reads still
@@ -105,26 +105,7 @@ describe.skipIf(!mounted)(`a full disk under the SQLite file${skip ? ` (skipped:
         audit: audit.out.trim().split('\n').at(-1) ?? '',
       };
       reportChaos({ scenario: 'disk full', backend: 'sqlite', faults: figures.fills, figures: report });
-      const context = JSON.stringify(
-        {
-          report,
-          reasons: Object.fromEntries(load.reasons),
-          problems: load.problems,
-          examples: verdict.examples,
-          exits: children.unexpectedExits,
-          errors: serve.errors,
-        },
-        null,
-        1,
-      );
-      expect(serve.alive(), context).toBe(true);
-      expect(children.unexpectedExits, context).toEqual([]);
-      for (const bad of BAD_CLASSES) expect(load.tally[bad], `${bad}: ${context}`).toBe(0);
-      expect(verdict.doublePayments, context).toBe(0);
-      expect(verdict.lost, context).toBe(0);
-      expect(verdict.lostApprovals, context).toBe(0);
-      expect(verdict.paidButNotRecorded, context).toBe(0);
-      expect(audit.code, `${audit.out}${audit.err}`).toBe(0);
+      expectHeld({ serve, children, load, verdict, audit, extra: { report } });
     },
     LARGE ? 20 * 60_000 : 150_000,
   );

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Cluster, NO_CLUSTER, startCluster } from './support/cluster.js';
-import { BAD_CLASSES, demoTokens, Load, type Tokens } from './support/load.js';
+import { demoTokens, Load, type Tokens } from './support/load.js';
 import { readyz, waitForReadyz } from './support/probes.js';
 import { NOT_BUILT, type ServeChild, ServeChildren } from './support/serve-child.js';
 import { CHAOS, LARGE } from './support/sizes.js';
-import { countersign, reportChaos, verify } from './support/verify.js';
+import { countersign, expectHeld, reportChaos, verify } from './support/verify.js';
 
 // Scenario 2: one `countersign serve --demo` on a throwaway PostgreSQL cluster, under load, while
 // the cluster is stopped and started again (fast, and immediate: a crash), its backends are
@@ -144,27 +144,8 @@ describe.skipIf(skip !== undefined)(
         faults: faults.restarts + faults.terminations + faults.pauses,
         figures,
       });
-      const context = JSON.stringify(
-        {
-          figures,
-          reasons: Object.fromEntries(load.reasons),
-          problems: load.problems,
-          examples: verdict.examples,
-          exits: children.unexpectedExits,
-          errors: serve.errors,
-        },
-        null,
-        1,
-      );
-      expect(serve.alive(), context).toBe(true);
-      expect(children.unexpectedExits, context).toEqual([]);
+      expectHeld({ serve, children, load, verdict, audit, extra: { figures } });
       expect(children.starts, 'one process through every fault').toBe(1);
-      for (const bad of BAD_CLASSES) expect(load.tally[bad], `${bad}: ${context}`).toBe(0);
-      expect(verdict.doublePayments, context).toBe(0);
-      expect(verdict.lost, context).toBe(0);
-      expect(verdict.lostApprovals, context).toBe(0);
-      expect(verdict.paidButNotRecorded, context).toBe(0);
-      expect(audit.code, `${audit.out}${audit.err}`).toBe(0);
     }, 120_000);
   },
 );

@@ -114,7 +114,7 @@ export interface LoadOptions {
  * A small client loop over real HTTP: agents propose (invoice payments and broadcast drafts),
  * an operator approves each by the digest it was shown, and now and then reads it back. Every
  * answer is classified and counted; every 201 and every 2xx approval is remembered, so that
- * {@link verifyNothingLost} can check them afterwards.
+ * `verify` (support/verify.ts) can check them afterwards.
  */
 export class Load {
   readonly tally: Record<AnswerClass, number> = {

@@ -3,8 +3,9 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { pool } from '../../reliability/support/children.js';
 import { readJournal } from '../../reliability/support/journal.js';
-import type { Load, Tokens } from './load.js';
-import { BIN } from './serve-child.js';
+import { expect } from 'vitest';
+import { BAD_CLASSES, type Load, type Tokens } from './load.js';
+import { BIN, type ServeChild, type ServeChildren } from './serve-child.js';
 
 /** What the store and the provider say after a scenario: each figure but `statuses` must be 0. */
 export interface Verdict {
@@ -158,4 +159,46 @@ export function reportChaos(figure: ChaosFigure): void {
   if (!dir) return;
   mkdirSync(dir, { recursive: true });
   appendFileSync(join(dir, 'figures.jsonl'), `${JSON.stringify(figure)}\n`);
+}
+
+/** What every scenario holds to at its end, whatever it broke. */
+export interface ScenarioEnd {
+  readonly serve: ServeChild;
+  readonly children: ServeChildren;
+  readonly load: Load;
+  readonly verdict: Verdict;
+  readonly audit: CliResult;
+  /** The scenario's own figures and findings, printed with any failed assertion. */
+  readonly extra: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Asserts what every chaos scenario promises: the server alive with no exit the test did not
+ * cause, no bad answer class, nothing paid twice or paid unrecorded, nothing lost, the audit chain
+ * intact. Returns the failure context, for the scenario's own assertions.
+ */
+export function expectHeld(end: ScenarioEnd): string {
+  const { serve, children, load, verdict, audit } = end;
+  const context = JSON.stringify(
+    {
+      ...end.extra,
+      reasons: Object.fromEntries(load.reasons),
+      problems: load.problems,
+      examples: verdict.examples,
+      failures: verdict.failures,
+      exits: children.unexpectedExits,
+      errors: serve.errors,
+    },
+    null,
+    1,
+  );
+  expect(serve.alive(), context).toBe(true);
+  expect(children.unexpectedExits, context).toEqual([]);
+  for (const bad of BAD_CLASSES) expect(load.tally[bad], `${bad}: ${context}`).toBe(0);
+  expect(verdict.doublePayments, context).toBe(0);
+  expect(verdict.lost, context).toBe(0);
+  expect(verdict.lostApprovals, context).toBe(0);
+  expect(verdict.paidButNotRecorded, context).toBe(0);
+  expect(audit.code, `${audit.out}${audit.err}`).toBe(0);
+  return context;
 }
