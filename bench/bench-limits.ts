@@ -1,4 +1,4 @@
-import type { ProposalLimitsOption } from '../src/index.js';
+import type { ProposalLimitsOption } from '../src/engine/index.js';
 
 /**
  * Proposal quotas for benchmarks: one agent proposes thousands a second here, far past the

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { demoOperations, demoWorld } from '../examples/index.js';
+import { demoOperations, demoWorld } from '../src/demo/demo-world.js';
 import { createEngine } from '../src/index.js';
 import { createCountersignApp, EventStreams, PrincipalDirectory, startServer } from '../src/server/index.js';
 import { SqliteStore } from '../src/store/sqlite/index.js';
@@ -76,7 +76,7 @@ async function proposals(count: number): Promise<{ id: string; digest: string }[
       currency: 'USD',
       status: 'open',
     });
-    const r = await engine.propose({
+    const r = await engine.proposals.propose({
       operation: 'invoice.pay',
       request: { invoice_id: invoice },
       tenant: 'acme',

@@ -16,7 +16,7 @@ import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoOperations, demoWorld } from '../examples/index.js';
+import { demoOperations, demoWorld } from '../src/demo/demo-world.js';
 import { type Actor, createEngine } from '../src/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { createCountersignApp, PrincipalDirectory, startServer } from '../src/server/index.js';
@@ -64,7 +64,7 @@ async function proposals(count: number): Promise<{ id: string; digest: string }[
       currency: 'USD',
       status: 'open',
     });
-    const r = await engine.propose({
+    const r = await engine.proposals.propose({
       operation: 'invoice.pay',
       request: { invoice_id: invoice },
       tenant: 'acme',
@@ -81,7 +81,7 @@ async function proposals(count: number): Promise<{ id: string; digest: string }[
 type Approve = (p: { id: string; digest: string }) => Promise<void>;
 
 const viaEngine: Approve = async (p) => {
-  const r = await engine.approveAndExecute({
+  const r = await engine.proposals.approveAndExecute({
     tenant: 'acme',
     proposalId: p.id,
     approver,

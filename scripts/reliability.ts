@@ -6,7 +6,7 @@
  *   COUNTERSIGN_TEST_PG_URL=postgres://postgres@127.0.0.1:5432/test npm run reliability
  *
  * Without COUNTERSIGN_TEST_PG_URL the PostgreSQL half is skipped (and the table says so).
- * Extra arguments go to vitest, e.g. `npm run reliability -- test/reliability/races.test.ts`.
+ * Extra arguments go to vitest, e.g. `npm run reliability -- test/reliability/races.integration.test.ts`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

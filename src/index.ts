@@ -2,285 +2,80 @@
  * countersign: the agent proposes, the application turns the proposal into a contract, a human
  * approves the contract, the application executes it — exactly once, exactly as approved.
  *
- * Every name is listed on purpose (scripts/public-api.json holds the list `npm run check:exports`
- * compares against). Stores implement `countersign/store`; backends, the server, the testing kit,
- * observability and the adapters have their own entry points.
+ * The root entry holds what an application embedding the engine writes and names: operations and
+ * their field helpers, the engine and the types of its results, the reason codes, the audit
+ * trail's checks and the core errors. It loads nothing from the server, the adapters or the
+ * testing kit. Every name is listed on purpose (scripts/public-api.json holds the list
+ * `npm run check:exports` compares against); the rest has its own entry point: `countersign/store`
+ * (what a store implements, `sql`), `countersign/canonical` (canonical JSON, seals, scope diffs),
+ * the backends, `countersign/server`, `countersign/testing`, `countersign/observability` and the
+ * adapters, each with its own errors.
  *
  * @packageDocumentation
  */
 
-// Canonical JSON, digests, seals, freezing and scope diffs.
-export {
-  type CanonicalizeOptions,
-  canonicalize,
-  DEFAULT_MAX_DEPTH,
-  DEFAULT_MAX_LENGTH,
-  type DeepReadonly,
-  type Digest,
-  diffScopes,
-  digest,
-  digestCanonical,
-  displayHash,
-  type FieldRule,
-  type FieldRules,
-  type Frozen,
-  formatScopeChange,
-  freeze,
-  freezeWithDigest,
-  hidden,
-  INVALID_HASH_PREFIX,
-  isSha256Hex,
-  type JsonObject,
-  type JsonValue,
-  last4,
-  MAX_DEPTH_LIMIT,
-  MIN_SEAL_KEY_BYTES,
-  type ParseJsonOptions,
-  parseJson,
-  type ReadonlyJsonObject,
-  type ReadonlyJsonValue,
-  type Redactor,
-  type ScopeChange,
-  SHORT_HASH_LENGTH,
-  seal,
-  shortHash,
-  verifySeal,
-} from './canonical/index.js';
-
-// Operations: definition, scope, authorization of a requested action, reason codes.
+// Operations: what an application defines, and the helpers its definitions call.
 export {
   type Actor,
   type AnyOperation,
   type AnyReadTool,
-  type ApprovalPolicy,
-  type ApprovedScope,
-  authorizeExecution,
-  buildScope,
-  type BuiltScope,
-  type CommandMeta,
   currencyCode,
   defineOperation,
   defineReadTool,
-  type DefiniteFailure,
-  type DenialReason,
-  type Effect,
-  escapeHidden,
-  type ExecuteContext,
-  type ExecutionDecision,
-  type ExecutionDenialReason,
-  findTextHazards,
-  formatIssues,
   formatMoney,
-  type FrozenApprovalPolicy,
-  type HandbackFunction,
   type HandbackText,
-  hasHidden,
-  HIDDEN_KIND_LABEL,
-  hiddenKind,
-  type HiddenKind,
-  type InputIssue,
-  type InvalidScope,
-  isReason,
-  isServerOwnedField,
-  type LocalTransaction,
   minorUnits,
-  money,
   type Money,
+  money,
   moneyPreview,
-  normalizeSets,
   type Operation,
-  type OperationDefinition,
   type Outcome,
-  type OutcomeKind,
-  parseDuration,
-  type PrepareContext,
-  type Prepared,
-  type ProposalFacts,
-  type ProviderTraits,
-  type ReadScope,
-  type ReadTool,
-  type ReadToolDefinition,
-  type Reason,
-  REASON_DESCRIPTIONS,
-  REASONS,
-  type ReconcileAttempt,
-  type Reconciliation,
-  type Rejection,
-  type RevalidateContext,
-  type Revalidation,
-  SERVER_OWNED_FIELDS,
-  splitHidden,
-  type SuspiciousWord,
-  suspiciousWords,
-  type TextHazard,
-  type TextPiece,
-  toInputIssues,
-  withoutHidden,
 } from './operation/index.js';
+export { hidden, last4 } from './canonical/index.js';
 
-// The lifecycle engine.
+// The engine, and the types a caller names for its options and results.
 export {
   type ApproveAndExecuteResult,
-  type ApproveInput,
   type ApproveResult,
-  type ArgumentsOf,
-  AUDIT_PAGE_MAX,
-  type AuditLine,
-  type AuditPage,
-  type AuditPageInput,
-  type Clock,
-  type CountInput,
   type ContractOf,
-  type CorruptAuditChain,
   createEngine,
-  type DecisionAction,
-  type DecisionRefusalReason,
-  type DecisionRight,
-  type DeclineInput,
-  type DeclineResult,
-  DEFAULT_PROPOSAL_LIMITS,
-  type EditInput,
-  type EditResult,
   type Engine,
-  type EngineKind,
   type EngineOptions,
   type ExecutionContract,
-  type ExpireVersionInput,
   formatHandback,
-  type GrantDecision,
-  type GrantInput,
-  type GrantResult,
-  type HandbackInput,
-  type HandbackItem,
-  type InvalidRequest,
-  isAuditCursor,
   type LifecycleObserver,
-  type ListInput,
   type Logger,
   type OperationKind,
-  type OperationOf,
-  type Operations,
   type OutcomeOf,
   type PreviewOf,
   type Proposal,
-  type ProposalApprovals,
   proposalHandback,
-  type ProposalLimit,
-  type ProposalLimits,
-  type ProposalLimitsOption,
   type ProposalOf,
-  type ProposalPage,
-  type ProposalTimeline,
-  type ProposeInput,
   type ProposeResult,
-  type QuotaSubject,
-  type RateLimited,
-  type RateLimitKind,
-  type ReadBinding,
-  type ReadResult,
-  type ReconcileBackoff,
-  type ReconcileDueSummary,
-  type ReconcileInput,
-  type ReconcileResult,
-  type RelatedProposals,
-  type RecoverOptions,
-  type RecoverySummary,
-  REPEATABLE_STEPS,
-  type RepeatedEvents,
   type RequestOf,
   type ResultOf,
-  type RevokeResult,
-  type StepFacts,
-  type TimelineEntry,
-  type TypedEngine,
-  type UntypedEngine,
 } from './engine/index.js';
+export type { Store } from './store/store.js';
+export type { ProposalStatus } from './store/records.js';
 
-// Locales: catalogs, Accept-Language negotiation, money and dates through Intl.
+// Reason codes: every refusal names one.
+export { isReason, REASON_DESCRIPTIONS, REASONS, type Reason } from './operation/index.js';
+
+// The audit trail: digests, verification and the incident handoff.
+export { digest, shortHash } from './canonical/index.js';
+export type { AuditEvent } from './audit/index.js';
+export { exportIncident, type IncidentBundle } from './ledger/incident-export.js';
+export { type AuditVerification, verifyAudit } from './ledger/verify-audit.js';
+
+// The core errors (each entry point exports its own).
 export {
-  type Catalog,
-  CATALOGS,
-  formatDateIn,
-  formatMoneyIn,
-  type Language,
-  LANGUAGES,
-  type LanguageRange,
-  type LocaleOptions,
-  type Localizer,
-  localizer,
-  type MessageKey,
-  type MessageParams,
-  negotiateLocale,
-  type PerLocale,
-  parseAcceptLanguage,
-  type ResolvedLocale,
-  resolveLocale,
-  translate,
-} from './i18n/index.js';
-
-// Bounded approvals.
-export {
-  type Constraint,
-  type Constraints,
-  constraintSchema,
-  evaluateGrant,
-  type Grant,
-  type GrantFit,
-  grantIssues,
-  toGrant,
-  violation,
-  withinResource,
-} from './grants/index.js';
-
-// The audit trail: verification and the incident handoff.
-export {
-  AUDIT_STEPS,
-  type AuditDigests,
-  type AuditEvent,
-  type AuditEventDraft,
-  type AuditProblem,
-  type AuditStep,
-  type AuditVerification,
-  type ChainHead,
-  type DigestPair,
-  type ExportIncidentOptions,
-  type ExportIncidentResult,
-  type ExternalEffect,
-  exportIncident,
-  type IncidentBundle,
-  type IncidentEvent,
-  type RequestedScope,
-  verifyAudit,
-  verifyEvents,
-} from './audit/index.js';
-
-// What `createEngine` is given and what proposals report; a store's full contract is `countersign/store`.
-export type { ProposalSort, Store } from './store/store.js';
-export { FINAL_STATUSES, PROPOSAL_STATUSES, type ProposalStatus } from './store/records.js';
-
-// Every error class, from one place.
-export {
-  BindingError,
-  type BindingField,
-  type BindingErrorReason,
   CanonicalizationError,
-  type CanonicalizationErrorCode,
   ConfigurationError,
-  CorruptAuditChainError,
   CountersignError,
   FencedAttemptError,
-  HttpProblem,
-  JsonParseError,
-  type JsonParseReason,
-  ListenError,
   OperationContractError,
   OperationDefinitionError,
-  StoreClosedError,
-  StoredFormatError,
   StoreFaultError,
-  type StoreFaultCondition,
   StoreUnavailableError,
-  TestingKitError,
   UnstorableValueError,
 } from './errors.js';
-export { type RenderedSql, type SqlDialect, SqlQuery, sql } from './store/sql/sql.js';

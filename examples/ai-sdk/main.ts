@@ -13,7 +13,7 @@ import { handbackMessages, proposalTools, stopAtProposal } from '../../src/adapt
 import { randomUUID } from 'node:crypto';
 import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { demoOperations, demoWorld } from '../index.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 import { type ScriptView, scriptedLanguageModel } from './scripted-language-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'countersign-ai-sdk-'));
@@ -60,9 +60,9 @@ const first = await generateText({
 });
 console.log(`turn 1 (${runId}): ${first.toolResults.map((r) => String(r.output)).join(' ')}`);
 
-const [pending] = (await engine.list('acme', { runId, status: 'pending' })).items;
+const [pending] = (await engine.proposals.list('acme', { runId, status: 'pending' })).items;
 if (!pending) throw new Error('the agent did not propose anything');
-const decision = await engine.approveAndExecute({
+const decision = await engine.proposals.approveAndExecute({
   tenant: 'acme',
   proposalId: pending.id,
   approver: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },

@@ -22,7 +22,7 @@ import {
 } from '../../src/adapters/langgraph/index.js';
 import { createEngine } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { demoOperations, demoWorld } from '../index.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 import { type ScriptView, ScriptedChatModel } from './scripted-chat-model.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'countersign-langgraph-'));
@@ -102,9 +102,9 @@ console.log(
 );
 
 // A human approves exactly the digest the console showed; the application executes.
-const [pending] = (await engine.list('acme', { runId, status: 'pending' })).items;
+const [pending] = (await engine.proposals.list('acme', { runId, status: 'pending' })).items;
 if (!pending) throw new Error('the agent did not propose anything');
-const decision = await engine.approveAndExecute({
+const decision = await engine.proposals.approveAndExecute({
   tenant: 'acme',
   proposalId: pending.id,
   approver: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },

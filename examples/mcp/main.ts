@@ -17,7 +17,7 @@ import { Agent, MCPServerStdio, run } from '@openai/agents';
 import { createEngine } from '../../src/index.js';
 import { PrincipalDirectory } from '../../src/server/directory/principal-directory.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { demoOperations, demoWorld } from '../index.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dir = mkdtempSync(join(tmpdir(), 'countersign-mcp-'));
@@ -64,7 +64,7 @@ if (process.env['OPENAI_API_KEY']) {
   } finally {
     await server.close();
   }
-  const [pending] = (await engine.list('acme', { status: 'pending' })).items;
+  const [pending] = (await engine.proposals.list('acme', { status: 'pending' })).items;
   if (!pending) throw new Error('the agent did not propose anything');
   proposalId = pending.id;
 } else {
@@ -82,9 +82,9 @@ if (process.env['OPENAI_API_KEY']) {
 }
 
 // The operator approves in the console (here: through the engine) exactly the digest it showed.
-const shown = await engine.get('acme', proposalId);
+const shown = await engine.proposals.get('acme', proposalId);
 if (!shown) throw new Error(`no proposal ${proposalId}`);
-const decision = await engine.approveAndExecute({
+const decision = await engine.proposals.approveAndExecute({
   tenant: 'acme',
   proposalId,
   approver: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },

@@ -20,7 +20,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { createEngine, formatHandback } from '../../src/index.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
-import { demoOperations, demoReadTools, demoWorld } from '../index.js';
+import { demoOperations, demoReadTools, demoWorld } from '../../src/demo/demo-world.js';
 import { type ScriptView, ScriptedModel, ScriptedModelProvider } from './scripted-model.js';
 
 const realModel = Boolean(process.env['OPENAI_API_KEY']);
@@ -85,9 +85,9 @@ const first = await runner.run(agent, 'Please pay invoice inv-104.', { context: 
 console.log(`turn 1 (${runId}): ${first.finalOutput}`);
 
 // A human approves exactly what the console showed (the digest of the stored proposal).
-const [pending] = (await engine.list('acme', { runId, status: 'pending' })).items;
+const [pending] = (await engine.proposals.list('acme', { runId, status: 'pending' })).items;
 if (!pending) throw new Error('the agent did not propose anything');
-const decision = await engine.approveAndExecute({
+const decision = await engine.proposals.approveAndExecute({
   tenant: 'acme',
   proposalId: pending.id,
   approver: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
@@ -106,7 +106,7 @@ console.log(`turn 2: ${second.finalOutput}`);
 console.log(`payments made by the provider: ${world.provider.calls}`);
 // The same outcome for a German-speaking operator: money and dates through Intl, texts from the catalog.
 console.log(
-  `de: ${formatHandback(await engine.handback({ tenant: 'acme', runId }, { locale: 'de-DE' }), { locale: 'de-DE' })}`,
+  `de: ${formatHandback(await engine.proposals.handback({ tenant: 'acme', runId }, { locale: 'de-DE' }), { locale: 'de-DE' })}`,
 );
 
 await engine.close();

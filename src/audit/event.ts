@@ -4,6 +4,7 @@ export const AUDIT_STEPS = Object.freeze([
   'edited',
   'approved',
   'partially_approved',
+  'approval_withdrawn',
   'declined',
   'expired',
   'claimed',
@@ -17,6 +18,7 @@ export const AUDIT_STEPS = Object.freeze([
   'granted',
   'revoked',
   'read',
+  'operator_changed',
 ] as const);
 
 /** Every step the audit trail records. */
@@ -46,18 +48,28 @@ export interface AuditEventDraft {
   readonly at: number;
 }
 
-/** An event with its id, ready to be chained (or queued to be chained, see `Store`). */
-export interface QueuedAuditEvent extends AuditEventDraft {
+/**
+ * An event with its id, appended but not chained yet: no place in its tenant's chain, no hashes.
+ * What a step writes inside its transaction (see `AuditAppender.append` in `src/ledger/`); observers,
+ * exports and readers never see one, only the {@link ChainedAuditEvent} it becomes.
+ */
+export interface PendingAuditEvent extends AuditEventDraft {
   readonly id: string;
 }
 
+/** The earlier name of {@link PendingAuditEvent}, kept for existing callers. */
+export type QueuedAuditEvent = PendingAuditEvent;
+
 /** An appended, chained audit event. `seq` counts from 1 per tenant. */
-export interface AuditEvent extends QueuedAuditEvent {
+export interface ChainedAuditEvent extends PendingAuditEvent {
   readonly seq: number;
   readonly leafHash: string;
   readonly chainHash: string;
   readonly seal: string | null;
 }
+
+/** A chained audit event: every event a reader, an export or an observer is given. */
+export type AuditEvent = ChainedAuditEvent;
 
 /** The head of one tenant's chain. */
 export interface ChainHead {

@@ -5,15 +5,6 @@ export {
   type AuditEventDraft,
   type AuditStep,
   type ChainHead,
+  type ChainedAuditEvent,
+  type PendingAuditEvent,
 } from './event.js';
-export { type AuditProblem, type AuditVerification, verifyAudit, verifyEvents } from './verify.js';
-export {
-  type DigestPair,
-  type ExportIncidentOptions,
-  type ExportIncidentResult,
-  type ExternalEffect,
-  exportIncident,
-  type IncidentBundle,
-  type IncidentEvent,
-  type RequestedScope,
-} from './export.js';

@@ -1,4 +1,15 @@
-// Canonical JSON (RFC 8785), strict parsing, digests, seals and freezing.
+/**
+ * `countersign/canonical`: canonical JSON (RFC 8785), strict parsing, digests, keyed seals,
+ * freezing and scope diffs — what `countersign canonicalize`, `digest` and `diff` run, for a
+ * reader who checks a digest or a seal outside the engine. Its errors are in `./errors.js`.
+ *
+ * @example
+ * import { canonicalize, digestCanonical } from 'countersign/canonical';
+ * const text = canonicalize({ invoice_id: 'inv-104', amount_minor: 24049 });
+ * console.log(digestCanonical(text).sha256);
+ *
+ * @packageDocumentation
+ */
 export {
   type CanonicalizeOptions,
   canonicalize,

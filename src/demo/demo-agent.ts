@@ -1,4 +1,4 @@
-import type { DemoWorld } from '../../examples/index.js';
+import type { DemoWorld } from './demo-world.js';
 import type { Engine } from '../engine/create-engine.js';
 import type { Logger } from '../engine/engine-context.js';
 import { newId } from '../engine/ids.js';
@@ -92,12 +92,12 @@ export async function runDemoAgent(options: {
   let proposed = 0;
   const scripted: string[] = [];
   for (const tenant of options.tenants) {
-    const pending = await engine.list(tenant, { status: 'pending', limit: 1 });
+    const pending = await engine.proposals.list(tenant, { status: 'pending', limit: 1 });
     if (pending.items.length > 0) continue;
     scripted.push(tenant);
     const runs = { payables: newId('run'), support: newId('run'), marketing: newId('run') };
     for (const step of SCRIPT) {
-      const result = await engine.propose({
+      const result = await engine.proposals.propose({
         operation: step.operation,
         request: step.request,
         tenant,

@@ -1,7 +1,7 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { isSha256Hex, shortHash } from '../canonical/digest.js';
-import { type DeepReadonly, freeze } from '../canonical/freeze.js';
+import { isSha256Hex } from '../canonical/digest.js';
+import type { DeepReadonly } from '../canonical/freeze.js';
 import { seal, verifySeal } from '../canonical/seal.js';
 import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
@@ -14,8 +14,11 @@ import { inTransaction, type StepTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import { approvalRight } from './decision-right.js';
 import type { EngineContext } from './engine-context.js';
-import { idempotencyKeyOf, newId } from './ids.js';
-import { policyOf, recomputeContractDigest } from './proposal.js';
+import { AttemptInsertFailed, claim } from './claim.js';
+import type { VerifiedParts } from './execution-contract.js';
+import { expireRecord } from './expire.js';
+import { withdrawLapsed } from './withdraw-approvals.js';
+import { policyOf, proposalFacts, recomputeContractDigest } from './proposal.js';
 import type { ContractOf, Operations, OutcomeOf } from './operation-types.js';
 
 /** An authenticated human's approval: the proposal id and the digest the page displayed, nothing else. */
@@ -37,26 +40,6 @@ export interface ApproveInput {
 }
 
 /**
- * What a claimed attempt may execute: exactly the frozen, approved arguments (`Args`: as read,
- * deep read-only; {@link ContractOf} gives a typed engine's).
- */
-export interface ExecutionContract<Kind extends string = string, Args = DeepReadonly<unknown>> {
-  readonly tenant: string;
-  readonly proposalId: string;
-  readonly runId: string;
-  readonly operation: Kind;
-  readonly scopeVersion: number;
-  readonly attemptId: string;
-  readonly attemptNumber: number;
-  readonly idempotencyKey: string;
-  readonly digest: string;
-  readonly short: string;
-  readonly scopeDigest: string;
-  readonly arguments: Args;
-  readonly scope: DeepReadonly<unknown>;
-}
-
-/**
  * The one atomic decision of `approve`. Only `claimed` may execute. `awaiting_approvals`: this
  * approval was recorded for a proposal whose policy needs more; nothing runs yet.
  */
@@ -74,7 +57,8 @@ export type ApproveResult<Ops extends Operations = Operations> =
       readonly message: string;
       /**
        * With `recovering`: when to retry, when the engine knows how often the recovery sweep runs
-       * (`createEngine({ sweepIntervalMs })`).
+       * (`createEngine({ sweepIntervalMs })`). With `rate_limited` (too many refused decisions):
+       * when the actor's budget frees.
        */
       readonly retryAfterMs?: number;
     };
@@ -150,15 +134,7 @@ export function checkIntegrity(
       message: 'the stored arguments do not parse through the operation',
     };
   }
-  const facts = {
-    tenant: record.tenant,
-    section: record.section,
-    resource: record.resource,
-    requestedBy: record.requestedBy,
-    runId: record.runId,
-    operation: record.operation,
-  };
-  const scope = canonicalScope(operation, operation.toScope(args.data, facts));
+  const scope = canonicalScope(operation, operation.toScope(args.data, proposalFacts(record)));
   if (
     scope.kind !== 'ok' ||
     scope.digest.sha256 !== record.scopeDigest ||
@@ -173,15 +149,29 @@ export function checkIntegrity(
   return { kind: 'intact', arguments: stored };
 }
 
-/** Denies inside the transaction: audits `denied` (or `expired`/`replayed`) and returns the refusal. */
+/**
+ * Denies inside the transaction: audits `denied` (or `replayed`) and returns the refusal; past the
+ * actor's refusal budget, `rate_limited` with nothing written.
+ */
 async function refuse(
   t: StepTransaction,
   record: ProposalRecord,
   actor: Actor,
-  reason: DenialReason,
-  message: string,
-  seenDigest: string | undefined,
+  denial: {
+    readonly reason: DenialReason;
+    readonly message: string;
+    readonly seenDigest: string | undefined;
+  },
 ): Promise<ApproveResult> {
+  const { reason, message, seenDigest } = denial;
+  const budget = t.budget('refusal', record.tenant, actor.id);
+  if (budget)
+    return {
+      kind: 'not_approvable',
+      reason: budget.reason,
+      message: budget.message,
+      retryAfterMs: budget.retryAfterMs,
+    };
   await t.record({
     tenant: record.tenant,
     proposalId: record.id,
@@ -209,7 +199,7 @@ async function orphanedAttempt(
 ): Promise<{ readonly message: string } | undefined> {
   const attempts = await t.tx.listAttempts(record.tenant, record.id);
   const current = attempts.find((a) => a.number === record.currentAttempt);
-  if (current?.status !== 'executing' || current.leaseUntil >= ctx.clock.now()) return undefined;
+  if (current?.status !== 'executing' || current.leaseUntil >= t.now) return undefined;
   const sweep =
     ctx.sweepIntervalMs === undefined
       ? 'the next recovery sweep takes it over'
@@ -260,21 +250,6 @@ export async function approve(ctx: EngineContext, input: ApproveInput): Promise<
 }
 
 /**
- * Thrown by {@link claim} when its attempt cannot be inserted after the compare-and-set took the
- * proposal: the transaction rolls back, and {@link approve} finds out why.
- */
-class AttemptInsertFailed extends Error {
-  readonly record: ProposalRecord;
-  readonly attemptNumber: number;
-
-  constructor(record: ProposalRecord, attemptNumber: number, cause: unknown) {
-    super(`attempt ${attemptNumber} of ${record.id} could not be inserted`, { cause });
-    this.record = record;
-    this.attemptNumber = attemptNumber;
-  }
-}
-
-/**
  * A pending proposal whose next attempt is already stored was set back by hand (the engine never
  * re-pends one): refused as `corrupt_approval_record` and audited, nothing claimed. Any other
  * failure of the insert is rethrown as it was.
@@ -288,14 +263,11 @@ async function refuseStoredAttempt(
   return inTransaction(ctx, async (t) => {
     const stored = await t.tx.listAttempts(record.tenant, record.id);
     if (!stored.some((a) => a.number === attemptNumber)) throw failed.cause;
-    return refuse(
-      t,
-      record,
-      input.approver,
-      'corrupt_approval_record',
-      `attempt ${attemptNumber} of the proposal is already stored: the proposal was set back to pending by hand`,
-      input.seenDigest,
-    );
+    return refuse(t, record, input.approver, {
+      reason: 'corrupt_approval_record',
+      message: `attempt ${attemptNumber} of the proposal is already stored: the proposal was set back to pending by hand`,
+      seenDigest: input.seenDigest,
+    });
   });
 }
 
@@ -323,40 +295,57 @@ async function approveInTransaction(ctx: EngineContext, input: ApproveInput): Pr
       policy,
     });
     if (right.kind === 'refused') {
-      return refuse(t, record, approver, right.reason, right.message, input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: right.reason,
+        message: right.message,
+        seenDigest: input.seenDigest,
+      });
     }
     // A replay must name the contract that ran: another digest is a stale page, not a replay.
     if (
       (COMPLETED.has(record.status) || record.status === 'executing') &&
       input.seenDigest !== record.digest
     ) {
-      return refuse(t, record, approver, 'stale_view', STALE_VIEW, input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: 'stale_view',
+        message: STALE_VIEW,
+        seenDigest: input.seenDigest,
+      });
     }
     if (COMPLETED.has(record.status) && record.outcomeJson) {
-      await refuse(
-        t,
-        record,
-        approver,
-        'replayed',
-        'already executed; returning the stored outcome',
-        input.seenDigest,
-      );
+      await refuse(t, record, approver, {
+        reason: 'replayed',
+        message: 'already executed; returning the stored outcome',
+        seenDigest: input.seenDigest,
+      });
       return { kind: 'already_completed', outcome: parseStoredJson(record.outcomeJson) as Outcome };
     }
     if (record.status === 'executing') {
       const orphan = await orphanedAttempt(ctx, t, record);
       if (orphan) {
-        const refused = await refuse(t, record, approver, 'recovering', orphan.message, input.seenDigest);
+        const refused = await refuse(t, record, approver, {
+          reason: 'recovering',
+          message: orphan.message,
+          seenDigest: input.seenDigest,
+        });
         return ctx.sweepIntervalMs === undefined
           ? refused
           : { ...refused, retryAfterMs: ctx.sweepIntervalMs };
       }
-      return refuse(t, record, approver, 'replayed', 'already approved and executing', input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: 'replayed',
+        message: 'already approved and executing',
+        seenDigest: input.seenDigest,
+      });
     }
     if (record.status === 'declined' || record.status === 'superseded' || record.status === 'expired') {
-      return refuse(t, record, approver, record.status, `the proposal is ${record.status}`, input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: record.status,
+        message: `the proposal is ${record.status}`,
+        seenDigest: input.seenDigest,
+      });
     }
-    const now = ctx.clock.now();
+    const { now } = t;
     if (now >= record.expiresAt) {
       await expireRecord(t, record, now, approver.id);
       return {
@@ -366,48 +355,51 @@ async function approveInTransaction(ctx: EngineContext, input: ApproveInput): Pr
       };
     }
     if (input.runId !== undefined && input.runId !== record.runId) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'run_mismatch',
-        'the approval link belongs to another run',
-        input.seenDigest,
-      );
+      return refuse(t, record, approver, {
+        reason: 'run_mismatch',
+        message: 'the approval link belongs to another run',
+        seenDigest: input.seenDigest,
+      });
     }
     const place = placeMismatch(input, record);
-    if (place) return refuse(t, record, approver, place.reason, place.message, input.seenDigest);
+    if (place)
+      return refuse(t, record, approver, {
+        reason: place.reason,
+        message: place.message,
+        seenDigest: input.seenDigest,
+      });
     if (input.seenDigest !== record.digest) {
-      return refuse(t, record, approver, 'stale_view', STALE_VIEW, input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: 'stale_view',
+        message: STALE_VIEW,
+        seenDigest: input.seenDigest,
+      });
     }
     if (!operation) {
-      return refuse(
-        t,
-        record,
-        approver,
-        'unknown_operation',
-        `operation ${record.operation} is not registered`,
-        input.seenDigest,
-      );
+      return refuse(t, record, approver, {
+        reason: 'unknown_operation',
+        message: `operation ${record.operation} is not registered`,
+        seenDigest: input.seenDigest,
+      });
     }
     const integrity = checkIntegrity(ctx, record, operation);
     if (integrity.kind === 'failed')
-      return refuse(t, record, approver, integrity.reason, integrity.message, input.seenDigest);
+      return refuse(t, record, approver, {
+        reason: integrity.reason,
+        message: integrity.message,
+        seenDigest: input.seenDigest,
+      });
     // The checks proved both stored texts canonical, so these reads are the contract's parts.
     const verified = { arguments: integrity.arguments, scope };
-    if (policy.required > 1) return countApproval(ctx, t, record, approver, policy.required, verified);
-    return claim(
-      ctx,
-      t,
-      record,
-      approver.id,
-      'exact',
-      null,
-      input.seenDigest,
-      right.editor,
-      undefined,
+    if (policy.required > 1)
+      return countApproval(ctx, t, record, { approver, required: policy.required, verified });
+    return claim(ctx, t, record, {
+      actor: approver.id,
+      kind: 'exact',
+      seenDigest: input.seenDigest,
+      byEditor: right.editor,
       verified,
-    );
+    });
   });
 }
 
@@ -423,11 +415,10 @@ async function countApproval(
   ctx: EngineContext,
   t: StepTransaction,
   record: ProposalRecord,
-  approver: Actor,
-  required: number,
-  verified: VerifiedParts,
+  counting: { readonly approver: Actor; readonly required: number; readonly verified: VerifiedParts },
 ): Promise<ApproveResult> {
-  const now = ctx.clock.now();
+  const { approver, required, verified } = counting;
+  const { now } = t;
   const locked = await t.tx.updateProposal(
     record.tenant,
     record.id,
@@ -438,16 +429,17 @@ async function countApproval(
     const current = await t.tx.getProposal(record.tenant, record.id);
     const status = current?.status ?? 'pending';
     if (status === 'declined' || status === 'superseded' || status === 'expired') {
-      return refuse(t, record, approver, status, `the proposal is ${status}`, record.digest);
+      return refuse(t, record, approver, {
+        reason: status,
+        message: `the proposal is ${status}`,
+        seenDigest: record.digest,
+      });
     }
-    return refuse(
-      t,
-      record,
-      approver,
-      'replayed',
-      'another approval completed the quorum first',
-      record.digest,
-    );
+    return refuse(t, record, approver, {
+      reason: 'replayed',
+      message: 'another approval completed the quorum first',
+      seenDigest: record.digest,
+    });
   }
   const approval = {
     tenant: record.tenant,
@@ -461,14 +453,11 @@ async function countApproval(
     seal: ctx.sealKey ? seal(approval, ctx.sealKey) : null,
   });
   if (!inserted) {
-    return refuse(
-      t,
-      record,
-      approver,
-      'already_approved',
-      'you already approved this proposal; another approver must',
-      record.digest,
-    );
+    return refuse(t, record, approver, {
+      reason: 'already_approved',
+      message: 'you already approved this proposal; another approver must',
+      seenDigest: record.digest,
+    });
   }
   // With a seal key, a row written into the database without it (a made-up approver) never counts.
   // Each approver counts once, whatever rows the table holds (its key keeps one per approver).
@@ -483,21 +472,19 @@ async function countApproval(
     )
       byApprover.set(a.approver, a);
   }
+  const earlier = [...byApprover.keys()].filter((id) => id !== approver.id);
+  for (const lapsed of await withdrawLapsed(ctx, t, record, { earlier, by: approver.id }))
+    byApprover.delete(lapsed);
   const approvals = [...byApprover.values()];
   const given = approvals.map((a) => ({ by: a.approver, at: new Date(a.at) }));
   if (approvals.length >= required) {
-    return claim(
-      ctx,
-      t,
-      record,
-      approver.id,
-      'exact',
-      null,
-      record.digest,
-      false,
-      { approvers: approvals.map((a) => a.approver), required },
+    return claim(ctx, t, record, {
+      actor: approver.id,
+      kind: 'exact',
+      seenDigest: record.digest,
+      quorum: { approvers: approvals.map((a) => a.approver), required },
       verified,
-    );
+    });
   }
   await t.record({
     tenant: record.tenant,
@@ -537,171 +524,4 @@ function placeMismatch(
 /** The fields of a quorum approval its seal covers. */
 function approvalSealed(a: ApprovalRecord): Omit<ApprovalRecord, 'seal'> {
   return { tenant: a.tenant, proposalId: a.proposalId, approver: a.approver, digest: a.digest, at: a.at };
-}
-
-/** Marks a pending proposal expired (compare-and-set) and audits it. */
-export async function expireRecord(
-  t: StepTransaction,
-  record: ProposalRecord,
-  now: number,
-  actor: string,
-): Promise<boolean> {
-  const applied = await t.tx.updateProposal(
-    record.tenant,
-    record.id,
-    { status: 'pending' },
-    { status: 'expired', updatedAt: now },
-  );
-  if (applied) {
-    await t.record({
-      tenant: record.tenant,
-      proposalId: record.id,
-      operation: record.operation,
-      proposedAt: record.createdAt,
-      runId: record.runId,
-      step: 'expired',
-      actor,
-      reason: 'expired',
-      digests: { proposed: record.digest },
-    });
-  }
-  return applied;
-}
-
-/**
- * The compare-and-set from pending to executing, with the first attempt recorded (and its
- * idempotency key) before anything runs. Shared by human and grant approvals.
- */
-export async function claim(
-  ctx: EngineContext,
-  t: StepTransaction,
-  record: ProposalRecord,
-  actor: string,
-  approvalKind: 'exact' | 'grant',
-  grantId: string | null,
-  seenDigest: string,
-  byEditor = false,
-  quorum?: { readonly approvers: readonly string[]; readonly required: number },
-  verified?: VerifiedParts,
-): Promise<ApproveResult> {
-  const now = ctx.clock.now();
-  const attemptNumber = record.currentAttempt + 1;
-  const applied = await t.tx.updateProposal(
-    record.tenant,
-    record.id,
-    { status: 'pending' },
-    {
-      status: 'executing',
-      decidedBy: actor,
-      decidedAt: now,
-      approvalKind,
-      grantId,
-      currentAttempt: attemptNumber,
-      updatedAt: now,
-    },
-  );
-  if (!applied)
-    return { kind: 'not_approvable', reason: 'replayed', message: 'another approval claimed it first' };
-  const attemptId = newId('att');
-  const idempotencyKey = idempotencyKeyOf(record.id, attemptNumber);
-  try {
-    await t.tx.insertAttempt({
-      tenant: record.tenant,
-      id: attemptId,
-      proposalId: record.id,
-      number: attemptNumber,
-      idempotencyKey,
-      status: 'executing',
-      leaseUntil: now + ctx.leaseMs,
-      commandId: null,
-      startedAt: now,
-      finishedAt: null,
-    });
-  } catch (error) {
-    throw new AttemptInsertFailed(record, attemptNumber, error);
-  }
-  // Two literals rather than one base spread into each: in V8 a spread followed by more members
-  // costs microseconds.
-  await t.record({
-    tenant: record.tenant,
-    proposalId: record.id,
-    operation: record.operation,
-    proposedAt: record.createdAt,
-    runId: record.runId,
-    actor,
-    step: 'approved',
-    reason: approvalKind === 'grant' ? 'approved_by_grant' : 'approved',
-    digests: { proposed: record.digest, seen: seenDigest, approved: record.digest },
-    detail: {
-      ...(grantId ? { grantId } : {}),
-      // Audited whenever the editor's own approval was allowed by configuration.
-      ...(byEditor ? { editorApproval: true } : {}),
-      // The approval that completed a quorum names every approver it counted.
-      ...(quorum ? { approvers: [...quorum.approvers], required: quorum.required } : {}),
-    },
-  });
-  await t.record({
-    tenant: record.tenant,
-    proposalId: record.id,
-    operation: record.operation,
-    proposedAt: record.createdAt,
-    runId: record.runId,
-    actor,
-    step: 'claimed',
-    attemptId,
-    digests: { approved: record.digest },
-    detail: { attempt: attemptNumber },
-  });
-  return {
-    kind: 'claimed',
-    contract: contractOf(record, attemptId, attemptNumber, idempotencyKey, verified),
-  };
-}
-
-/**
- * A stored proposal's arguments and scope as read by an approval whose integrity checks proved
- * both texts canonical: deep-frozen reads of exactly what is stored.
- */
-export interface VerifiedParts {
-  readonly arguments: DeepReadonly<unknown>;
-  readonly scope: DeepReadonly<unknown>;
-}
-
-// The contracts this process claimed from verified records, with the arguments text they were
-// read from: executing one of them needs no second parse of what the claim just checked.
-const verifiedContracts = new WeakMap<ExecutionContract, string>();
-
-/**
- * The stored arguments text a contract was claimed from, when this process claimed it after the
- * integrity checks (its `arguments` are then exactly that text, read and frozen); else undefined.
- */
-export function verifiedArgumentsOf(contract: ExecutionContract): string | undefined {
-  return verifiedContracts.get(contract);
-}
-
-/** The execution contract of one attempt: exactly the stored, frozen arguments. */
-export function contractOf(
-  record: ProposalRecord,
-  attemptId: string,
-  attemptNumber: number,
-  idempotencyKey: string,
-  verified?: VerifiedParts,
-): ExecutionContract {
-  const contract: ExecutionContract = Object.freeze({
-    tenant: record.tenant,
-    proposalId: record.id,
-    runId: record.runId,
-    operation: record.operation,
-    scopeVersion: record.scopeVersion,
-    attemptId,
-    attemptNumber,
-    idempotencyKey,
-    digest: record.digest,
-    short: shortHash(record.digest),
-    scopeDigest: record.scopeDigest,
-    arguments: verified ? verified.arguments : freeze<unknown>(parseStoredJson(record.argumentsJson)),
-    scope: verified ? verified.scope : freeze<unknown>(parseStoredJson(record.scopeJson)),
-  });
-  if (verified) verifiedContracts.set(contract, record.argumentsJson);
-  return contract;
 }

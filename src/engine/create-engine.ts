@@ -1,22 +1,30 @@
 import { auditChainer } from '../audit/chain.js';
+import { AuditLedger } from '../ledger/audit-ledger.js';
 import { ConfigurationError } from '../canonical/errors.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Store } from '../store/store.js';
 import type { DeepReadonly } from '../canonical/freeze.js';
+import { MIN_SEAL_KEY_BYTES } from '../canonical/seal.js';
 import type { Grant } from '../grants/grant.js';
 import type { Actor } from '../operation/actor.js';
 import {
   type GrantInput,
   type GrantResult,
+  type TypedGrantInput,
   getGrant,
   grant,
   listGrants,
   type RevokeResult,
   revoke,
 } from './grants.js';
-import { type ApproveInput, type ApproveResult, approve, type ExecutionContract } from './approve.js';
+import { type ApproveInput, type ApproveResult, approve } from './approve.js';
+import type { ExecutionContract } from './execution-contract.js';
+import type { ApproverDirectory } from './approver-directory.js';
+import { AuditBudget, type AuditedActionLimits, resolveAuditedLimits } from './audit-budget.js';
+import { type WithdrawResult, withdrawLapsedApprovals } from './withdraw-approvals.js';
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
-import { type DecisionAction, type DecisionRight, decisionRight } from './decision-right.js';
+import { type DecisionAction, type DecisionRight, decisionRight, factsOf } from './decision-right.js';
+import { countNeeding, listNeeding } from './needs-you.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
@@ -35,6 +43,7 @@ import type {
   Operations,
   OutcomeOf,
   ProposalOf,
+  ScopeOf,
 } from './operation-types.js';
 import type { Proposal } from './proposal.js';
 import { type ProposeInput, type ProposeResult, propose } from './propose.js';
@@ -86,7 +95,7 @@ export interface EngineOptions<Ops extends Operations = Operations> {
   readonly clock?: Clock;
   /** A pino logger (or anything with info/warn/error). Defaults to silent. */
   readonly logger?: Logger;
-  /** At least 32 bytes: seals proposals and audit events against anyone who can write the database. */
+  /** At least `MIN_SEAL_KEY_BYTES` (32) bytes: seals proposals and audit events against anyone who can write the database. */
   readonly sealKey?: string | Uint8Array;
   /** Operator roles that may approve, decline, edit and reconcile. Default `['approver', 'admin']`. */
   readonly approverRoles?: readonly string[];
@@ -96,6 +105,12 @@ export interface EngineOptions<Ops extends Operations = Operations> {
    * with `editorApproval: true`. Per operation: `allowEditorApproval` in `defineOperation`.
    */
   readonly allowEditorApproval?: boolean;
+  /**
+   * The directory an approval completing a quorum re-checks every earlier approver against: one
+   * who was disabled, lost the role or left the tenant since no longer counts (`approval_withdrawn`,
+   * audited). Without it an approval counts as it was given. `countersign serve` passes its own.
+   */
+  readonly approverDirectory?: ApproverDirectory;
   /** How long an attempt may run before recovery may take it over. Default 5 minutes. */
   readonly leaseMs?: number;
   /**
@@ -125,6 +140,14 @@ export interface EngineOptions<Ops extends Operations = Operations> {
    * limit, `propose` answers `rate_limited` with a `retryAfterMs`. `false` turns them off.
    */
   readonly limits?: ProposalLimitsOption;
+  /**
+   * Refused decisions and read-tool calls one principal may have audited per minute (default 60
+   * and 120); past them the call is answered `rate_limited` with nothing written. `false` lifts both.
+   *
+   * @example
+   * createEngine({ store, operations, auditedLimits: { readsPerMinute: 600 } });
+   */
+  readonly auditedLimits?: Partial<AuditedActionLimits> | false;
   /** Called for each proposal a quota refused (metrics: `createLifecycleMetrics` in `countersign/observability`). Must not throw. */
   readonly onRateLimited?: (refused: RateLimited, subject: QuotaSubject) => void;
 }
@@ -156,7 +179,7 @@ type Completed<Ops extends Operations, K extends OperationKind<Ops>> =
  *
  * @example
  * const engine = await createEngine({ store, operations: [payInvoice, refund] });
- * const result = await engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, … });
+ * const result = await engine.proposals.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' }, … });
  * if (result.kind === 'proposed') result.proposal.preview; // payInvoice's preview type
  */
 export type Engine<Ops extends Operations = Operations> =
@@ -169,8 +192,13 @@ export type Engine<Ops extends Operations = Operations> =
  */
 export interface UntypedEngine extends UntypedMembers {}
 
-// A homomorphic copy keeps each member's documentation and its method (bivariant) declaration.
-type UntypedMembers = { [M in keyof TypedEngine<Operations>]: TypedEngine<Operations>[M] };
+// A homomorphic copy keeps each member's documentation and its method (bivariant) declaration;
+// each group is copied too, so a typed group is compared with it member by member.
+type Copy<T> = { [M in keyof T]: T[M] };
+type UntypedMembers = Copy<Omit<TypedEngine<Operations>, 'proposals' | 'grants'>> & {
+  readonly proposals: Copy<EngineProposals<Operations>>;
+  readonly grants: Copy<EngineGrants<Operations>>;
+};
 
 /**
  * The operation kinds of an engine type: a typed engine's registered kinds, else `string`. What
@@ -178,7 +206,14 @@ type UntypedMembers = { [M in keyof TypedEngine<Operations>]: TypedEngine<Operat
  */
 export type EngineKind<E extends Engine> = E extends TypedEngine<infer Ops> ? OperationKind<Ops> : string;
 
-/** The engine of a list of operations with literal kinds: see {@link Engine}. */
+/** What `grant` takes for kinds `K`: typed by their scopes in a typed engine, else {@link GrantInput}. */
+export type GrantInputOf<Ops extends Operations, K extends OperationKind<Ops>> =
+  IsTyped<Ops> extends true ? TypedGrantInput<K, ScopeOf<Ops, K>> : GrantInput;
+
+/**
+ * The engine of a list of operations with literal kinds: see {@link Engine}. Its lifecycle calls
+ * are grouped by the thing they act on: `proposals`, `grants`, `audit`, `reads`, `sweeps`.
+ */
 export interface TypedEngine<Ops extends Operations> {
   /** The registered operations by kind. */
   readonly operations: ReadonlyMap<string, Ops[number]>;
@@ -190,24 +225,27 @@ export interface TypedEngine<Ops extends Operations> {
   readonly allowEditorApproval: boolean;
   /** The proposal quotas this engine enforces. */
   readonly limits: ProposalLimits;
+  /** Proposals: propose, approve or decline, edit, execute, reconcile, list and read them. */
+  readonly proposals: EngineProposals<Ops>;
+  /** Grants: create, revoke and list bounded approvals. */
+  readonly grants: EngineGrants<Ops>;
+  /** The audit trail of a proposal or a tenant. */
+  readonly audit: EngineAudit;
+  /** Read tools. */
+  readonly reads: EngineReads;
+  /** Expiry, recovery and automatic reconciliation, and handing attempts back at shutdown. */
+  readonly sweeps: EngineSweeps;
+  /** Closes the store. */
+  close(): Promise<void>;
+}
+
+/** `engine.proposals`: a proposal from the model's request to its outcome, and what a desk reads of it. */
+export interface EngineProposals<Ops extends Operations = Operations> {
   /**
    * Turns a model's request into a frozen, pending proposal (or an invalid request the model can
    * correct, or `rate_limited` when the agent or its tenant is over a quota).
    */
   propose<K extends OperationKind<Ops>>(input: ProposeInput<Ops, K>): Promise<ProposeResult<Ops, K>>;
-  /**
-   * Runs a read tool for the binding's tenant, section, agent and run (never the model's): input
-   * parsed strictly (`invalid_request`), the call audited as `read` in the tenant's chain.
-   */
-  read(tool: string, input: unknown, binding: ReadBinding): Promise<ReadResult>;
-  /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
-  grant(input: GrantInput): Promise<GrantResult>;
-  /** Revokes a grant (admin only). */
-  revoke(input: { tenant: string; grantId: string; actor: Actor }): Promise<RevokeResult>;
-  /** A tenant's grants with their usage. */
-  grants(tenant: string, query?: { subject?: string; limit?: number }): Promise<Grant[]>;
-  /** One grant of the tenant by id, with its usage; undefined when the tenant has none by that id. */
-  getGrant(tenant: string, grantId: string): Promise<Grant | undefined>;
   /**
    * The atomic claim: `claimed(contract)` | `already_completed(outcome)` | `not_approvable(reason)`,
    * or `awaiting_approvals` when the proposal's frozen policy needs more distinct approvers (the
@@ -225,42 +263,18 @@ export interface TypedEngine<Ops extends Operations> {
   edit(input: EditInput): Promise<EditResult<Ops>>;
   /** Asks the provider about one `needs_reconciliation` proposal's attempt and records its answer (an operator's button). */
   reconcile(input: ReconcileInput): Promise<ReconcileResult<Ops>>;
-  /**
-   * The automatic reconciliation: runs `reconcile` (audited as `system:reconciliation`) for every
-   * `needs_reconciliation` proposal whose next try on the backoff (`reconcileBackoff`) is due. Safe
-   * in every instance at once; `countersign serve` calls it from its sweep.
-   */
-  reconcileDue(options?: { readonly limit?: number }): Promise<ReconcileDueSummary>;
-  /** Takes over attempts whose lease ended: re-runs what never ran, sends the rest to reconciliation. */
-  recover(options?: RecoverOptions): Promise<RecoverySummary>;
-  /** Expires pending proposals past their expiry; returns how many. */
-  expireDue(): Promise<number>;
-  /** Expires pending proposals of an operation below a scope version (`unsupported_scope_version`). */
-  expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
   /** One proposal of the tenant (narrow it on `operation`), or undefined. */
   get(tenant: string, proposalId: string): Promise<ProposalOf<Ops> | undefined>;
-  /** A tenant's proposals, newest first; with `operation`, typed as that kind's. */
+  /**
+   * A tenant's proposals, newest first; with `operation`, typed as that kind's. With `decidableBy`,
+   * only the pending proposals that actor may still approve ("Needs you", see {@link ListInput}).
+   */
   list<K extends OperationKind<Ops> = OperationKind<Ops>>(
     tenant: string,
     input?: ListInput<K>,
   ): Promise<ProposalPage<Ops, K>>;
   /** How many of a tenant's proposals match `input` (all of them, however many pages a list takes). */
   count(tenant: string, input?: CountInput<OperationKind<Ops>>): Promise<number>;
-  /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
-  audit(tenant: string, proposalId: string): Promise<AuditLine[]>;
-  /**
-   * One page of a proposal's audit events, in chain order, by an opaque cursor.
-   *
-   * @throws {ConfigurationError} on a cursor this engine did not return (`isAuditCursor` checks).
-   */
-  auditPage(tenant: string, proposalId: string, input?: AuditPageInput): Promise<AuditPage>;
-  /**
-   * A tenant's audit events after `afterSeq` (every proposal, chain order) and where to read next:
-   * the live event feed polls it. Without `afterSeq`, from the head.
-   */
-  auditSince(tenant: string, input?: AuditSinceInput): Promise<AuditSince>;
-  /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
-  timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
   /**
    * What a reviewer must see beside a proposal, in its own tenant: the edit it supersedes and the
    * one that superseded it, the proposal it replaces after `revision_required` (and the other way),
@@ -277,6 +291,68 @@ export interface TypedEngine<Ops extends Operations> {
    */
   mayDecide(actor: Actor, proposal: Proposal, action?: DecisionAction): DecisionRight;
   /**
+   * After an operator was disabled, demoted or moved: withdraws every approval of the tenant's
+   * pending proposals whose approver may no longer decide (asked of `approverDirectory`), audited
+   * `approval_withdrawn` by `by`. An approval completing a quorum does the same for its proposal.
+   */
+  withdrawLapsedApprovals(input: { readonly tenant: string; readonly by: string }): Promise<WithdrawResult>;
+}
+
+/** `engine.grants`: bounded approvals an admin delegates to an agent. */
+export interface EngineGrants<Ops extends Operations = Operations> {
+  /** Delegates a bounded policy to an agent (admin only). Never created from a proposal's card. */
+  create<K extends OperationKind<Ops>>(input: GrantInputOf<Ops, K>): Promise<GrantResult>;
+  /** Revokes a grant (admin only). */
+  revoke(input: { tenant: string; grantId: string; actor: Actor }): Promise<RevokeResult>;
+  /** A tenant's grants with their usage. */
+  list(tenant: string, query?: { subject?: string; limit?: number }): Promise<Grant[]>;
+  /** One grant of the tenant by id, with its usage; undefined when the tenant has none by that id. */
+  get(tenant: string, grantId: string): Promise<Grant | undefined>;
+}
+
+/** `engine.audit`: the hash-chained audit events, per proposal and per tenant. */
+export interface EngineAudit {
+  /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
+  events(tenant: string, proposalId: string): Promise<AuditLine[]>;
+  /**
+   * One page of a proposal's audit events, in chain order, by an opaque cursor.
+   *
+   * @throws {ConfigurationError} on a cursor this engine did not return (`isAuditCursor` checks).
+   */
+  page(tenant: string, proposalId: string, input?: AuditPageInput): Promise<AuditPage>;
+  /**
+   * A tenant's audit events after `afterSeq` (every proposal, chain order) and where to read next:
+   * the live event feed polls it. Without `afterSeq`, from the head.
+   */
+  since(tenant: string, input?: AuditSinceInput): Promise<AuditSince>;
+  /** A proposal's audit events for an operator: every decision, repeated refusals collapsed. */
+  timeline(tenant: string, proposalId: string): Promise<ProposalTimeline>;
+}
+
+/** `engine.reads`: the read tools a model may call, with server-owned scope. */
+export interface EngineReads {
+  /**
+   * Runs a read tool for the binding's tenant, section, agent and run (never the model's): input
+   * parsed strictly (`invalid_request`), the call audited as `read` in the tenant's chain.
+   */
+  run(tool: string, input: unknown, binding: ReadBinding): Promise<ReadResult>;
+}
+
+/** `engine.sweeps`: what a server runs on a timer or at shutdown: expiry, recovery, automatic reconciliation. */
+export interface EngineSweeps {
+  /**
+   * The automatic reconciliation: runs `reconcile` (audited as `system:reconciliation`) for every
+   * `needs_reconciliation` proposal whose next try on the backoff (`reconcileBackoff`) is due. Safe
+   * in every instance at once; `countersign serve` calls it from its sweep.
+   */
+  reconcileDue(options?: { readonly limit?: number }): Promise<ReconcileDueSummary>;
+  /** Takes over attempts whose lease ended: re-runs what never ran, sends the rest to reconciliation. */
+  recover(options?: RecoverOptions): Promise<RecoverySummary>;
+  /** Expires pending proposals past their expiry; returns how many. */
+  expireDue(): Promise<number>;
+  /** Expires pending proposals of an operation below a scope version (`unsupported_scope_version`). */
+  expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
+  /**
    * For a graceful shutdown, after in-flight requests drained: hands back the attempts this engine
    * is executing that have not recorded their command or begun their local effect. Their leases
    * end now, so another server's next sweep takes them over instead of after the whole lease; each
@@ -284,11 +360,9 @@ export interface TypedEngine<Ops extends Operations> {
    * handed back; after it, this engine executes nothing new.
    *
    * @example
-   * process.once('SIGTERM', async () => { await server.close(); await engine.releaseLeases(); await engine.close(); });
+   * process.once('SIGTERM', async () => { await server.close(); await engine.sweeps.releaseLeases(); await engine.close(); });
    */
   releaseLeases(): Promise<number>;
-  /** Closes the store. */
-  close(): Promise<void>;
 }
 
 /**
@@ -296,7 +370,7 @@ export interface TypedEngine<Ops extends Operations> {
  *
  * @example
  * const engine = await createEngine({ store: sqliteStore({ path: 'app.db' }), operations: [payInvoice] });
- * const proposed = await engine.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' },
+ * const proposed = await engine.proposals.propose({ operation: 'invoice.pay', request: { invoice_id: 'inv-104' },
  *   tenant: 'acme', resource: 'invoice:inv-104', requestedBy: 'agent:support', runId });
  */
 export async function createEngine<Ops extends Operations>(
@@ -314,24 +388,28 @@ export async function createEngine<Ops extends Operations>(
       throw new ConfigurationError(`readTools: "${tool.name}" is registered twice`);
     readTools.set(tool.name, tool);
   }
-  if (options.sealKey !== undefined && Buffer.byteLength(options.sealKey as string) < 32) {
-    throw new ConfigurationError('sealKey: must be at least 32 bytes');
+  if (options.sealKey !== undefined && Buffer.byteLength(options.sealKey as string) < MIN_SEAL_KEY_BYTES) {
+    throw new ConfigurationError(`sealKey: must be at least ${MIN_SEAL_KEY_BYTES} bytes`);
   }
+  const chainer = auditChainer(options.sealKey);
   const ctx: EngineContext = Object.freeze({
     store: options.store,
+    ledger: new AuditLedger(options.store, chainer),
     operations,
     clock: options.clock ?? { now: () => Date.now() },
     logger: options.logger ?? silentLogger,
     sealKey: options.sealKey,
-    chainer: auditChainer(options.sealKey),
+    chainer,
     approverRoles: options.approverRoles ?? ['approver', 'admin'],
     leaseMs: options.leaseMs ?? 5 * 60_000,
     sweepIntervalMs: options.sweepIntervalMs,
     reconcileBackoff: checkedBackoff(options.reconcileBackoff),
     allowEditorApproval: options.allowEditorApproval ?? false,
+    approverDirectory: options.approverDirectory,
     observers: options.observers ?? [],
     stepWriters: options.stepWriters ?? [],
     running: new RunningAttempts(),
+    auditBudget: new AuditBudget(resolveAuditedLimits(options.auditedLimits)),
   });
   const quota = proposalQuota({
     store: ctx.store,
@@ -348,56 +426,57 @@ export async function createEngine<Ops extends Operations>(
     approverRoles: ctx.approverRoles,
     allowEditorApproval: ctx.allowEditorApproval,
     limits: quota.limits,
-    propose: (input: ProposeInput) => quota.admit(input, () => propose(ctx, input, executeOptions)),
-    read: (tool: string, input: unknown, binding: ReadBinding) => read(ctx, readTools, tool, input, binding),
-    grant: (input: GrantInput) => grant(ctx, input),
-    revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
-    grants: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),
-    getGrant: (tenant: string, grantId: string) => getGrant(ctx, tenant, grantId),
-    approve: (input: ApproveInput) => approve(ctx, input),
-    execute: (contract: ExecutionContract) => execute(ctx, contract, executeOptions),
-    approveAndExecute: async (input: ApproveInput): Promise<ApproveAndExecuteResult> => {
-      const result = await approve(ctx, input);
-      if (result.kind !== 'claimed') return result;
-      return {
-        kind: 'completed',
-        outcome: await execute(ctx, result.contract, executeOptions),
-        contract: result.contract,
-      };
-    },
-    decline: (input: DeclineInput) => decline(ctx, input),
-    edit: (input: EditInput) => edit(ctx, input),
-    reconcile: (input: ReconcileInput) => reconcile(ctx, input),
-    reconcileDue: (dueOptions?: { readonly limit?: number }) => reconcileDue(ctx, dueOptions),
-    recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
-    expireDue: () => expireDue(ctx),
-    expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
-    get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
-    list: (tenant: string, input?: ListInput) => listProposals(ctx, tenant, input),
-    count: (tenant: string, input?: CountInput) => countListed(ctx, tenant, input),
-    audit: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
-    auditPage: (tenant: string, id: string, input?: AuditPageInput) =>
-      proposalAuditPage(ctx, tenant, id, input),
-    auditSince: (tenant: string, input?: AuditSinceInput) => tenantAuditSince(ctx, tenant, input),
-    timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
-    related: (proposal: Proposal) => relatedProposals(ctx, proposal),
-    handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
-    mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>
-      decisionRight(
-        ctx,
-        actor,
-        {
-          tenant: proposal.tenant,
-          operation: proposal.operation,
-          scope: proposal.scope,
-          requestedBy: proposal.requestedBy,
-          editedBy: proposal.editedBy,
-          policy: proposal.approvals,
-          approvedBy: proposal.approvals.given.map((g) => g.by),
-        },
-        action,
-      ),
-    releaseLeases: () => releaseLeases(ctx),
+    proposals: Object.freeze({
+      propose: (input: ProposeInput) => quota.admit(input, () => propose(ctx, input, executeOptions)),
+      approve: (input: ApproveInput) => approve(ctx, input),
+      execute: (contract: ExecutionContract) => execute(ctx, contract, executeOptions),
+      approveAndExecute: async (input: ApproveInput): Promise<ApproveAndExecuteResult> => {
+        const result = await approve(ctx, input);
+        if (result.kind !== 'claimed') return result;
+        return {
+          kind: 'completed',
+          outcome: await execute(ctx, result.contract, executeOptions),
+          contract: result.contract,
+        };
+      },
+      decline: (input: DeclineInput) => decline(ctx, input),
+      edit: (input: EditInput) => edit(ctx, input),
+      reconcile: (input: ReconcileInput) => reconcile(ctx, input),
+      get: (tenant: string, id: string) => getProposal(ctx, tenant, id),
+      list: (tenant: string, input?: ListInput) =>
+        input?.decidableBy ? listNeeding(ctx, tenant, input) : listProposals(ctx, tenant, input),
+      count: (tenant: string, input?: CountInput) =>
+        input?.decidableBy ? countNeeding(ctx, tenant, input) : countListed(ctx, tenant, input),
+      related: (proposal: Proposal) => relatedProposals(ctx, proposal),
+      handback: (input: HandbackInput, localeOptions?: LocaleOptions) => handback(ctx, input, localeOptions),
+      mayDecide: (actor: Actor, proposal: Proposal, action: DecisionAction = 'approve') =>
+        decisionRight(ctx, actor, factsOf(proposal), action),
+      withdrawLapsedApprovals: (input: { readonly tenant: string; readonly by: string }) =>
+        withdrawLapsedApprovals(ctx, input),
+    }),
+    grants: Object.freeze({
+      create: (input: GrantInput) => grant(ctx, input),
+      revoke: (input: { tenant: string; grantId: string; actor: Actor }) => revoke(ctx, input),
+      list: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),
+      get: (tenant: string, grantId: string) => getGrant(ctx, tenant, grantId),
+    }),
+    audit: Object.freeze({
+      events: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
+      page: (tenant: string, id: string, input?: AuditPageInput) => proposalAuditPage(ctx, tenant, id, input),
+      since: (tenant: string, input?: AuditSinceInput) => tenantAuditSince(ctx, tenant, input),
+      timeline: (tenant: string, id: string) => proposalTimeline(ctx, tenant, id),
+    }),
+    reads: Object.freeze({
+      run: (tool: string, input: unknown, binding: ReadBinding) =>
+        read(ctx, readTools, { name: tool, input }, binding),
+    }),
+    sweeps: Object.freeze({
+      reconcileDue: (dueOptions?: { readonly limit?: number }) => reconcileDue(ctx, dueOptions),
+      recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
+      expireDue: () => expireDue(ctx),
+      expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
+      releaseLeases: () => releaseLeases(ctx),
+    }),
     close: () => options.store.close(),
   });
   // The one place the types meet the values: every call still parses through the operation's own

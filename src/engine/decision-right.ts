@@ -1,6 +1,7 @@
 import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { EngineContext } from './engine-context.js';
+import type { Proposal } from './proposal.js';
 
 /** A decision an operator takes on a proposal. */
 export type DecisionAction = 'approve' | 'decline' | 'edit' | 'reconcile';
@@ -33,6 +34,19 @@ export interface DecisionFacts {
   readonly policy: { readonly required: number; readonly roles: readonly string[] };
   /** Who has approved so far (for a quorum). */
   readonly approvedBy: readonly string[];
+}
+
+/** The facts the checks read, from a public proposal (its approvals so far included). */
+export function factsOf(proposal: Proposal): DecisionFacts {
+  return {
+    tenant: proposal.tenant,
+    operation: proposal.operation,
+    scope: proposal.scope,
+    requestedBy: proposal.requestedBy,
+    editedBy: proposal.editedBy,
+    policy: proposal.approvals,
+    approvedBy: proposal.approvals.given.map((g) => g.by),
+  };
 }
 
 const ALLOWED: DecisionRight = Object.freeze({ kind: 'allowed' });

@@ -17,7 +17,13 @@ export interface DeclineInput {
 /** `declined`, or why it could not be. */
 export type DeclineResult =
   | { readonly kind: 'declined' }
-  | { readonly kind: 'not_declinable'; readonly reason: DenialReason; readonly message: string };
+  | {
+      readonly kind: 'not_declinable';
+      readonly reason: DenialReason;
+      readonly message: string;
+      /** With `rate_limited` (too many refused decisions): when the actor's budget frees. */
+      readonly retryAfterMs?: number;
+    };
 
 /**
  * Declines a pending proposal: a compare-and-set from pending to declined, audited. A tenant whose
@@ -51,6 +57,14 @@ function declineInTransaction(ctx: EngineContext, input: DeclineInput): Promise<
       actor: input.actor.id,
     };
     const refuse = async (reason: DenialReason, message: string): Promise<DeclineResult> => {
+      const budget = t.budget('refusal', record.tenant, input.actor.id);
+      if (budget)
+        return {
+          kind: 'not_declinable',
+          reason: budget.reason,
+          message: budget.message,
+          retryAfterMs: budget.retryAfterMs,
+        };
       await t.record({
         ...base,
         step: 'denied',
@@ -73,7 +87,7 @@ function declineInTransaction(ctx: EngineContext, input: DeclineInput): Promise<
           : 'replayed';
       return refuse(reason, `the proposal is ${record.status}`);
     }
-    const now = ctx.clock.now();
+    const { now } = t;
     if (now >= record.expiresAt) return refuse('expired', 'the proposal already expired');
     const note = input.reason?.slice(0, 500) ?? null;
     const applied = await t.tx.updateProposal(

@@ -66,9 +66,9 @@ export async function edit(ctx: EngineContext, input: EditInput): Promise<EditRe
     runId: record.runId,
     operation: record.operation,
   };
-  const frozen = await freezeProposal(ctx, operation, request, facts, {
-    supersedes: record.id,
-    editedBy: input.editor.id,
+  const frozen = await freezeProposal(ctx, operation, request, {
+    facts,
+    links: { supersedes: record.id, editedBy: input.editor.id },
   });
   if (frozen.kind !== 'frozen') return frozen;
   const next = frozen.record;
@@ -87,7 +87,7 @@ function supersede(
   next: ProposalRecord,
 ): Promise<EditResult> {
   return inTransaction(ctx, async (t): Promise<EditResult> => {
-    const now = ctx.clock.now();
+    const { now } = t;
     if (now >= record.expiresAt)
       return { kind: 'not_editable', reason: 'expired', message: 'the proposal already expired' };
     const applied = await t.tx.updateProposal(

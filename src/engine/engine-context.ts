@@ -1,6 +1,9 @@
+import type { ApproverDirectory } from './approver-directory.js';
+import type { AuditBudget } from './audit-budget.js';
 import type { RunningAttempts } from './running-attempts.js';
 import type { AuditChainer } from '../audit/chain.js';
 import type { AnyOperation } from '../operation/define-operation.js';
+import type { AuditLedger } from '../ledger/audit-ledger.js';
 import type { Store } from '../store/store.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
 import type { ReconcileBackoff } from './reconcile-due.js';
@@ -20,6 +23,8 @@ export interface Logger {
 /** What every lifecycle step is given: the wiring of one engine. */
 export interface EngineContext {
   readonly store: Store;
+  /** Appends and chains this engine's audit events over `store`. */
+  readonly ledger: AuditLedger;
   readonly operations: ReadonlyMap<string, AnyOperation>;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -36,10 +41,14 @@ export interface EngineContext {
   readonly sweepIntervalMs: number | undefined;
   /** Lets an editor approve their own edit for every operation (audited); off by default. */
   readonly allowEditorApproval: boolean;
+  /** Re-checks earlier approvals of a quorum against the directory; without one they count as given. */
+  readonly approverDirectory: ApproverDirectory | undefined;
   /** Called after each committed step (metrics, tracing). */
   readonly observers: readonly LifecycleObserver[];
   /** Called inside each step's transaction (the notification outbox). */
   readonly stepWriters: readonly StepWriter[];
+  /** Bounds the refusals and reads one principal may have audited per minute. */
+  readonly auditBudget: AuditBudget;
   /** The attempts this engine is executing now (what a shutdown hands back). */
   readonly running: RunningAttempts;
 }

@@ -1,63 +1,39 @@
 import { canonicalize } from '../canonical/canonicalize.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
-import { formatScopeChange } from '../canonical/scope-diff.js';
-import { authorizeExecution, type ExecutionDecision } from '../operation/authorize-execution.js';
 import type {
   AnyOperation,
   CommandMeta,
   DefiniteFailure,
   ExecuteContext,
   LocalTransaction,
-  ProposalFacts,
   Revalidation,
 } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ProposalRecord } from '../store/records.js';
-import { type ExecutionContract, verifiedArgumentsOf } from './approve.js';
-import { inTransaction, type StepTransaction } from './audit-step.js';
+import { type ExecutionContract, verifiedArgumentsOf } from './execution-contract.js';
+import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { CorruptAuditChainError, StoreUnavailableError } from '../store/store-errors.js';
 import type { AttemptHandle } from './running-attempts.js';
 import { corruptAuditChain } from './corrupt-audit-chain.js';
 import { FencedAttemptError, OperationContractError } from './errors.js';
-import type { FaultHook } from './faults.js';
+import type { FaultHook, FaultPoint } from './faults.js';
 import { newId } from './ids.js';
-import { firstReconcileAt } from './reconcile-due.js';
 import { resentCommandOf } from './resend.js';
-
-/** The command guard refused a downstream call: no command id exists for it. */
-class CommandRefused extends Error {
-  constructor(readonly decision: Extract<ExecutionDecision, { kind: 'denied' }>) {
-    super(decision.message);
-  }
-}
-
-/** Another worker took this attempt over (fencing by attempt number): this one must not commit. */
-class Fenced extends Error {}
-
-/** When a lease was renewed, by the engine's clock and by the monotonic one. */
-interface LeaseClock {
-  readonly at: number;
-  readonly monotonic: number;
-}
-
-function leaseClock(ctx: EngineContext): LeaseClock {
-  return { at: ctx.clock.now(), monotonic: performance.now() };
-}
-
-/**
- * Whether a sweep may have taken over an attempt whose lease was renewed at `renewed` (read just
- * before the renewal was written, so the age is never underestimated). A sweep takes an attempt
- * only once its own clock passes the lease, so while half the lease is left no sweep whose clock
- * runs less than half a lease ahead of this one can have. Both clocks must agree: the engine's
- * clock (a test's fake clock, or a wall clock set back during a pause) and the monotonic one
- * (which a paused process cannot fool).
- */
-function leaseMayHaveLapsed(ctx: EngineContext, renewed: LeaseClock): boolean {
-  const young = ctx.leaseMs / 2;
-  return ctx.clock.now() - renewed.at >= young || performance.now() - renewed.monotonic >= young;
-}
+import { leaseClock, leaseMayHaveLapsed } from './attempt-lease.js';
+import { CommandRefused, guard, refusedOutcome, refusedStep, shadowStep } from './command-guard.js';
+import {
+  crashed,
+  Fenced,
+  failure,
+  finish,
+  revisionStep,
+  stepOf,
+  storedOutcome,
+  storedOutcomeOf,
+  writeOutcome,
+} from './outcome-writer.js';
 
 function isDefiniteFailure(value: unknown): value is DefiniteFailure {
   return (
@@ -65,20 +41,17 @@ function isDefiniteFailure(value: unknown): value is DefiniteFailure {
   );
 }
 
-function factsOf(record: ProposalRecord): ProposalFacts {
-  return {
-    tenant: record.tenant,
-    section: record.section,
-    resource: record.resource,
-    requestedBy: record.requestedBy,
-    runId: record.runId,
-    operation: record.operation,
-  };
-}
-
 /** Execution options the engine threads through; `faults` exists for the fault-injection tests only. */
 export interface ExecuteOptions {
   readonly faults?: FaultHook | undefined;
+}
+
+/** One execution of a claimed contract: the operation that runs it and the fault points it passes. */
+interface Execution {
+  readonly ctx: EngineContext;
+  readonly operation: AnyOperation;
+  readonly contract: ExecutionContract;
+  readonly fault: (point: FaultPoint) => Promise<void>;
 }
 
 /** Whether an external attempt's command may have reached the provider. */
@@ -100,7 +73,7 @@ export async function execute(
   contract: ExecutionContract,
   options: ExecuteOptions = {},
 ): Promise<Outcome> {
-  const fault = async (point: Parameters<FaultHook>[0]) => {
+  const fault = async (point: FaultPoint) => {
     if (options.faults)
       await options.faults(point, { proposalId: contract.proposalId, attemptNumber: contract.attemptNumber });
   };
@@ -114,9 +87,10 @@ export async function execute(
         `cannot execute ${contract.proposalId}: the operation has no executor here`,
       );
     }
+    const execution: Execution = { ctx, operation, contract, fault };
     return operation.effect === 'local'
-      ? await executeLocal(ctx, operation, contract, fault, progress.attempt)
-      : await executeExternal(ctx, operation, contract, fault, progress);
+      ? await executeLocal(execution, progress.attempt)
+      : await executeExternal(execution, progress);
   } catch (error) {
     if (!(error instanceof CorruptAuditChainError)) throw error;
     return unrecorded(ctx, contract, error, progress);
@@ -218,62 +192,6 @@ async function revalidateArgs(
   }
 }
 
-function revisionStep(reason: string): ExtraStep {
-  return { step: 'revalidated', reason: 'revision_required', detail: { message: reason } };
-}
-
-/** A step of this attempt: its base facts and `fields` (assigned, not spread: see executeContext). */
-function stepOf<F extends object>(record: ProposalRecord, contract: ExecutionContract, fields: F) {
-  return Object.assign(stepBase(record, contract), fields);
-}
-
-function stepBase(record: ProposalRecord, contract: ExecutionContract) {
-  return {
-    tenant: record.tenant,
-    proposalId: record.id,
-    operation: record.operation,
-    proposedAt: record.createdAt,
-    runId: record.runId,
-    actor: 'system:executor',
-    attemptId: contract.attemptId,
-  };
-}
-
-function failure(
-  reason:
-    | 'corrupt_approval_record'
-    | 'scope_mismatch'
-    | 'invalid_requested_scope'
-    | 'unsupported_scope_version',
-  message: string,
-): Outcome {
-  return { kind: 'terminal_failure', correlationId: newId('cor'), reason, message };
-}
-
-// The error itself goes to the server log under a correlation id; only the id and a safe sentence
-// reach the model, the API and the console.
-function crashed(ctx: EngineContext, record: ProposalRecord, error: unknown, what: string): Outcome {
-  const correlationId = newId('cor');
-  ctx.logger.error({ correlationId, proposalId: record.id, runId: record.runId, err: error }, what);
-  return { kind: 'terminal_failure', correlationId, message: `${what}; see correlation id ${correlationId}` };
-}
-
-function guard(operation: AnyOperation, record: ProposalRecord, request: unknown): ExecutionDecision {
-  const facts = factsOf(record);
-  const raw = operation.commandScope
-    ? operation.commandScope(request as never, facts)
-    : operation.toScope(request, facts);
-  return authorizeExecution(
-    {
-      operation,
-      scopeVersion: record.scopeVersion,
-      scope: parseStoredJson(record.scopeJson),
-      digest: record.scopeDigest,
-    },
-    raw,
-  );
-}
-
 function executeContext(
   record: ProposalRecord,
   contract: ExecutionContract,
@@ -300,13 +218,8 @@ function executeContext(
 
 // A local effect commits with its outcome, and is revalidated inside the same transaction: no
 // other writer can change the facts between the check and the effect.
-async function executeLocal(
-  ctx: EngineContext,
-  operation: AnyOperation,
-  contract: ExecutionContract,
-  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
-  attempt: AttemptHandle,
-): Promise<Outcome> {
+async function executeLocal(execution: Execution, attempt: AttemptHandle): Promise<Outcome> {
+  const { ctx, operation, contract, fault } = execution;
   // Handed back by a shutdown before the effect began: another server's sweep re-runs it.
   if (!attempt.finish()) {
     const current = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
@@ -322,7 +235,7 @@ async function executeLocal(
       const current = record!;
       const now = ctx.clock.now();
       if (ready.kind === 'corrupt') {
-        await writeOutcome(ctx, now, t, current, contract, ready.outcome, undefined);
+        await writeOutcome(t, { ctx, record: current, contract }, { at: now, outcome: ready.outcome });
         return ready.outcome;
       }
       const revalidation = await revalidateArgs(ctx, operation, current, ready.args);
@@ -332,13 +245,13 @@ async function executeLocal(
             ? revalidation.outcome
             : { kind: 'revision_required', reason: revalidation.reason };
         await writeOutcome(
-          ctx,
-          now,
           t,
-          current,
-          contract,
-          outcome,
-          revalidation.kind === 'revision_required' ? revisionStep(revalidation.reason) : undefined,
+          { ctx, record: current, contract },
+          {
+            at: now,
+            outcome: outcome,
+            extra: revalidation.kind === 'revision_required' ? revisionStep(revalidation.reason) : undefined,
+          },
         );
         return outcome;
       }
@@ -376,7 +289,11 @@ async function executeLocal(
         ? { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }
         : { kind: 'succeeded', result: jsonOrNull(result) };
       await fault('before_outcome_commit');
-      await writeOutcome(ctx, ctx.clock.now(), t, current, contract, outcome, undefined, fault);
+      await writeOutcome(
+        t,
+        { ctx, record: current, contract },
+        { at: ctx.clock.now(), outcome: outcome, fault },
+      );
       return outcome;
     });
   } catch (error) {
@@ -392,52 +309,44 @@ async function executeLocal(
     )
       throw error;
     if (error instanceof CommandRefused)
-      return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+      return finish({ ctx, record, contract }, { outcome: refusedOutcome(error), extra: refusedStep(error) });
     return finish(
-      ctx,
-      record,
-      contract,
-      crashed(ctx, record, error, 'the local effect failed and was rolled back'),
+      { ctx, record, contract },
+      { outcome: crashed(ctx, record, error, 'the local effect failed and was rolled back') },
     );
   }
 }
 
-async function executeExternal(
-  ctx: EngineContext,
-  operation: AnyOperation,
-  contract: ExecutionContract,
-  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
-  progress: Progress,
-): Promise<Outcome> {
+async function executeExternal(execution: Execution, progress: Progress): Promise<Outcome> {
+  const { ctx, operation, contract } = execution;
   const record = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
   const ready = readiness(record, contract, operation);
   if (ready.kind === 'stored') return ready.outcome;
-  if (ready.kind === 'corrupt') return finish(ctx, record!, contract, ready.outcome);
-  return callProvider(ctx, operation, record!, contract, ready.args, fault, progress);
+  if (ready.kind === 'corrupt') return finish({ ctx, record: record!, contract }, { outcome: ready.outcome });
+  return callProvider(execution, record!, ready.args, progress);
 }
 
 async function callProvider(
-  ctx: EngineContext,
-  operation: AnyOperation,
+  execution: Execution,
   record: ProposalRecord,
-  contract: ExecutionContract,
   args: DeepReadonly<unknown>,
-  fault: (point: Parameters<FaultHook>[0]) => Promise<void>,
   progress: Progress,
 ): Promise<Outcome> {
+  const { ctx, operation, contract, fault } = execution;
   // A resend continues a command already issued after revalidation: revalidating again would judge
   // the world after the provider may have acted (an invoice it already paid is no longer open).
   const resent = resentCommandOf(contract);
   const revalidation: Awaited<ReturnType<typeof revalidateArgs>> =
     resent === undefined ? await revalidateArgs(ctx, operation, record, args) : { kind: 'valid' };
-  if (revalidation.kind === 'crashed') return finish(ctx, record, contract, revalidation.outcome);
+  if (revalidation.kind === 'crashed')
+    return finish({ ctx, record, contract }, { outcome: revalidation.outcome });
   if (revalidation.kind === 'revision_required') {
     return finish(
-      ctx,
-      record,
-      contract,
-      { kind: 'revision_required', reason: revalidation.reason },
-      revisionStep(revalidation.reason),
+      { ctx, record, contract },
+      {
+        outcome: { kind: 'revision_required', reason: revalidation.reason },
+        extra: revisionStep(revalidation.reason),
+      },
     );
   }
   // The 'revalidated' step is recorded in the command's transaction (one write fewer per
@@ -527,32 +436,29 @@ async function callProvider(
     // A resend's command may have reached the provider the first time: whatever stops this one
     // before or during its call leaves the attempt to reconciliation, never a terminal failure.
     if (error instanceof CommandRefused && resent === undefined)
-      return finish(ctx, record, contract, refusedOutcome(error), refusedStep(error));
+      return finish({ ctx, record, contract }, { outcome: refusedOutcome(error), extra: refusedStep(error) });
     if (error instanceof CommandRefused)
-      return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, refusedStep(error), fault);
+      return finish(
+        { ctx, record, contract },
+        { outcome: { kind: 'needs_reconciliation' }, extra: refusedStep(error), fault },
+      );
     if (progress.sent || resent !== undefined) {
       ctx.logger.warn(
         { proposalId: record.id, runId: record.runId, attemptId: contract.attemptId, err: error },
         'provider response lost',
       );
-      return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, undefined, fault);
+      return finish({ ctx, record, contract }, { outcome: { kind: 'needs_reconciliation' }, fault });
     }
     return finish(
-      ctx,
-      record,
-      contract,
-      crashed(ctx, record, error, 'the executor failed before any command was sent'),
+      { ctx, record, contract },
+      { outcome: crashed(ctx, record, error, 'the executor failed before any command was sent') },
     );
   }
   await recordRevalidation();
   if (isDefiniteFailure(result)) {
     return finish(
-      ctx,
-      record,
-      contract,
-      { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message },
-      undefined,
-      fault,
+      { ctx, record, contract },
+      { outcome: { kind: 'terminal_failure', correlationId: newId('cor'), message: result.message }, fault },
     );
   }
   if (!progress.sent && resent !== undefined) {
@@ -560,23 +466,26 @@ async function callProvider(
       { proposalId: record.id, attemptId: contract.attemptId },
       'the executor made no command when re-sending one',
     );
-    return finish(ctx, record, contract, { kind: 'needs_reconciliation' }, undefined, fault);
+    return finish({ ctx, record, contract }, { outcome: { kind: 'needs_reconciliation' }, fault });
   }
   if (!progress.sent) {
     return finish(
-      ctx,
-      record,
-      contract,
-      crashed(
-        ctx,
-        record,
-        new OperationContractError(operation.kind, 'external executor returned without a command'),
-        'the executor made no command',
-      ),
+      { ctx, record, contract },
+      {
+        outcome: crashed(
+          ctx,
+          record,
+          new OperationContractError(operation.kind, 'external executor returned without a command'),
+          'the executor made no command',
+        ),
+      },
     );
   }
   await fault('before_outcome_commit');
-  return finish(ctx, record, contract, { kind: 'succeeded', result: jsonOrNull(result) }, undefined, fault);
+  return finish(
+    { ctx, record, contract },
+    { outcome: { kind: 'succeeded', result: jsonOrNull(result) }, fault },
+  );
 }
 
 function jsonOrNull(value: unknown): unknown {
@@ -585,142 +494,4 @@ function jsonOrNull(value: unknown): unknown {
   } catch {
     return null;
   }
-}
-
-// Shadow mode: the mismatch is evidence for the operation's owners, not a refusal.
-function shadowStep(
-  record: ProposalRecord,
-  contract: ExecutionContract,
-  decision: Extract<ExecutionDecision, { kind: 'denied' }>,
-) {
-  return stepOf(record, contract, {
-    step: 'shadow_mismatch' as const,
-    reason: decision.reason,
-    digests: {
-      approved: record.digest,
-      ...(decision.requestedDigest ? { requested: decision.requestedDigest } : {}),
-    },
-    detail: {
-      diff: decision.diff.map(formatScopeChange),
-      issues: decision.issues.map((i) => `${i.path}: ${i.message}`),
-      shadow: true,
-    },
-  });
-}
-
-function refusedOutcome(error: CommandRefused): Outcome {
-  return failure(error.decision.reason, error.decision.message);
-}
-
-function refusedStep(error: CommandRefused) {
-  return {
-    step: 'denied' as const,
-    reason: error.decision.reason,
-    digests: error.decision.requestedDigest ? { requested: error.decision.requestedDigest } : {},
-    detail: {
-      diff: error.decision.diff.map(formatScopeChange),
-      issues: error.decision.issues.map((i) => `${i.path}: ${i.message}`),
-    },
-  };
-}
-
-type ExtraStep = {
-  readonly step: 'revalidated' | 'denied';
-  readonly reason: string;
-  readonly digests?: { readonly requested?: string };
-  readonly detail: Readonly<Record<string, unknown>>;
-};
-
-/** Records the outcome in its own transaction, fenced by attempt number. */
-async function finish(
-  ctx: EngineContext,
-  record: ProposalRecord,
-  contract: ExecutionContract,
-  outcome: Outcome,
-  extra?: ExtraStep,
-  fault?: (point: Parameters<FaultHook>[0]) => Promise<void>,
-): Promise<Outcome> {
-  try {
-    return await inTransaction(ctx, async (t) => {
-      await writeOutcome(ctx, ctx.clock.now(), t, record, contract, outcome, extra, fault);
-      return outcome;
-    });
-  } catch (error) {
-    if (error instanceof Fenced) return storedOutcomeOf(ctx, record);
-    throw error;
-  }
-}
-
-async function writeOutcome(
-  ctx: EngineContext,
-  now: number,
-  t: StepTransaction,
-  record: ProposalRecord,
-  contract: ExecutionContract,
-  outcome: Outcome,
-  extra: ExtraStep | undefined,
-  fault?: (point: Parameters<FaultHook>[0]) => Promise<void>,
-): Promise<void> {
-  const applied = await t.tx.updateProposal(
-    record.tenant,
-    record.id,
-    { status: 'executing', attempt: contract.attemptNumber },
-    { status: outcome.kind, outcomeJson: canonicalize(outcome), updatedAt: now },
-  );
-  if (!applied) throw new Fenced();
-  await t.tx.updateAttempt(
-    record.tenant,
-    contract.attemptId,
-    'executing',
-    outcome.kind === 'needs_reconciliation'
-      ? // Its lease becomes the time of its first automatic reconciliation (see reconcileDue).
-        { status: 'needs_reconciliation', finishedAt: now, leaseUntil: firstReconcileAt(ctx, now) }
-      : { status: 'completed', finishedAt: now },
-  );
-  if (fault) await fault('between_outcome_and_audit');
-  if (extra)
-    await t.record(
-      stepOf(record, contract, {
-        step: extra.step,
-        reason: extra.reason,
-        detail: extra.detail,
-        digests: { approved: record.digest, ...extra.digests },
-      }),
-    );
-  await t.record(
-    stepOf(record, contract, {
-      step: 'outcome',
-      reason:
-        outcome.kind === 'terminal_failure'
-          ? (outcome.reason ?? null)
-          : outcome.kind === 'revision_required'
-            ? 'revision_required'
-            : null,
-      digests: { approved: record.digest },
-      detail: outcomeDetail(outcome),
-    }),
-  );
-}
-
-function outcomeDetail(outcome: Outcome): Record<string, unknown> {
-  switch (outcome.kind) {
-    case 'succeeded':
-      return { outcome: 'succeeded' };
-    case 'needs_reconciliation':
-      return { outcome: 'needs_reconciliation' };
-    case 'revision_required':
-      return { outcome: 'revision_required', message: outcome.reason };
-    case 'terminal_failure':
-      return { outcome: 'terminal_failure', correlationId: outcome.correlationId };
-  }
-}
-
-function storedOutcome(record: ProposalRecord): Outcome {
-  if (!record.outcomeJson) throw new FencedAttemptError(record.id);
-  return parseStoredJson(record.outcomeJson) as Outcome;
-}
-
-async function storedOutcomeOf(ctx: EngineContext, record: ProposalRecord): Promise<Outcome> {
-  const current = await ctx.store.read((tx) => tx.getProposal(record.tenant, record.id));
-  return storedOutcome(current ?? record);
 }

@@ -1,6 +1,6 @@
 import { CorruptAuditChainError } from '../store/store-errors.js';
-import { expireRecord } from './approve.js';
-import { inTransaction } from './audit-step.js';
+import type { ProposalRecord } from '../store/records.js';
+import { inTransaction, type StepTransaction } from './audit-step.js';
 import { corruptAuditChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 
@@ -46,4 +46,33 @@ export async function expireDue(ctx: EngineContext, batchSize = 500): Promise<nu
     if (batch.listed < limit) return total;
     passed = batch.skipped;
   }
+}
+
+/** Marks a pending proposal expired (compare-and-set) and audits it. */
+export async function expireRecord(
+  t: StepTransaction,
+  record: ProposalRecord,
+  now: number,
+  actor: string,
+): Promise<boolean> {
+  const applied = await t.tx.updateProposal(
+    record.tenant,
+    record.id,
+    { status: 'pending' },
+    { status: 'expired', updatedAt: now },
+  );
+  if (applied) {
+    await t.record({
+      tenant: record.tenant,
+      proposalId: record.id,
+      operation: record.operation,
+      proposedAt: record.createdAt,
+      runId: record.runId,
+      step: 'expired',
+      actor,
+      reason: 'expired',
+      digests: { proposed: record.digest },
+    });
+  }
+  return applied;
 }

@@ -75,6 +75,12 @@ function resolveResource(
   return { kind: 'ok', resource: derived };
 }
 
+/** What a new freeze replaces: the proposal an edit supersedes and its editor (both null for a proposal). */
+export interface FreezeLinks {
+  readonly supersedes: string | null;
+  readonly editedBy: string | null;
+}
+
 /**
  * Parses the model's request strictly, runs the operation's `prepare` against server-owned state,
  * checks the typed arguments, names the resource, builds the scope, and freezes everything into a
@@ -84,8 +90,7 @@ export async function freezeProposal(
   ctx: EngineContext,
   operation: AnyOperation,
   rawRequest: unknown,
-  given: FreezeFacts,
-  links: { readonly supersedes: string | null; readonly editedBy: string | null },
+  { facts: given, links }: { readonly facts: FreezeFacts; readonly links: FreezeLinks },
 ): Promise<{ readonly kind: 'frozen'; readonly record: ProposalRecord } | InvalidRequest> {
   const requestSchema = operation.request;
   const prepare = operation.prepare;

@@ -7,7 +7,8 @@ import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { GrantRecord, ProposalRecord } from '../store/records.js';
 import type { GrantHistory, GrantStateSeal, StoreReader } from '../store/store.js';
-import { claim, type ExecutionContract } from './approve.js';
+import { claim } from './claim.js';
+import type { ExecutionContract } from './execution-contract.js';
 import type { StepTransaction } from './audit-step.js';
 import { inTransaction } from './audit-step.js';
 import { type CorruptAuditChain, refusingCorruptChain } from './corrupt-audit-chain.js';
@@ -16,6 +17,49 @@ import { newId } from './ids.js';
 import { policyOf } from './proposal.js';
 
 /** An admin delegates a policy: this agent's proposals within these bounds run without a click. */
+/**
+ * The constraint a scope field of type `V` can take: numbers an exact value, a list or a range;
+ * arrays (sets) an exact value or a subset of allowed members; anything else an exact value or a
+ * list.
+ */
+export type ConstraintOn<V> = [NonNullable<V>] extends [number]
+  ?
+      | { readonly equals: V }
+      | { readonly oneOf: readonly V[] }
+      | { readonly min?: number; readonly max?: number }
+  : [NonNullable<V>] extends [readonly (infer M)[]]
+    ? { readonly equals: V } | { readonly subsetOf: readonly M[] }
+    : { readonly equals: V } | { readonly oneOf: readonly V[] };
+
+/** The numeric fields of a scope: what a cumulative cap may add up. */
+export type NumericField<Scope> = {
+  [F in keyof Scope & string]-?: [NonNullable<Scope[F]>] extends [number] ? F : never;
+}[keyof Scope & string];
+
+/**
+ * What {@link TypedEngine.grant} takes in an engine created with literal operation kinds:
+ * `operations` names only registered kinds, `constraints` only fields every named operation's scope
+ * has, each with a constraint its type allows, and `cap.field` only a numeric one, so a misspelt
+ * kind or field does not compile. The engine still checks every grant at run time
+ * (`invalid_grant`), which is what input from the API and the console meets.
+ *
+ * @example
+ * await engine.grants.create({
+ *   tenant: 'acme', grantedBy: admin, subject: 'agent:acme-assistant', operations: ['refund.create'],
+ *   resource: 'order:*', constraints: { amount_minor: { max: 10_000 }, currency: { equals: 'USD' } },
+ *   expiresAt: Date.now() + 7 * 24 * 3_600_000,
+ * });
+ */
+export interface TypedGrantInput<Kind extends string, Scope>
+  extends Omit<GrantInput, 'operations' | 'constraints' | 'cap'> {
+  readonly operations: readonly Kind[];
+  /** Constraints by scope field: `{ amount_minor: { max: 10_000 }, currency: { equals: 'USD' } }`. */
+  readonly constraints: { readonly [F in keyof Scope & string]?: ConstraintOn<Scope[F]> };
+  /** A cumulative limit over a numeric scope field and/or a count of uses. */
+  readonly cap?: { readonly field?: NumericField<Scope>; readonly total?: number; readonly uses?: number };
+}
+
+/** What `grant` takes: the fields of a grant, checked by the engine (`invalid_grant`). */
 export interface GrantInput {
   readonly tenant: string;
   /** Must hold the `admin` role in the tenant. */
@@ -32,11 +76,20 @@ export interface GrantInput {
   readonly expiresAt: Date | number;
   readonly note?: string;
   /**
-   * Lets the grant approve a proposal whose policy needs more than one approval. Off by default:
-   * a grant never stands in for a quorum unless it says so here.
+   * Withdrawn: a grant never approves a proposal whose policy needs more than one approval, since
+   * one admin would then stand in for several approvers. `true` is refused (`$.satisfiesQuorum`).
+   *
+   * @deprecated Leave it out; only `false` is accepted.
    */
-  readonly satisfiesQuorum?: boolean;
+  readonly satisfiesQuorum?: false;
 }
+
+/** Why `satisfiesQuorum: true` is refused, wherever a grant is asked for. */
+export const QUORUM_WITHDRAWN: InputIssue = Object.freeze({
+  path: '$.satisfiesQuorum',
+  message:
+    'withdrawn: a grant never approves an operation that needs more than one approval (one admin cannot stand in for several approvers)',
+});
 
 /** The grant, or why it was not created. */
 export type GrantResult =
@@ -138,6 +191,9 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
   if (Object.keys(input.constraints).length === 0 && cap.total === undefined && cap.uses === undefined) {
     issues.push({ path: '$.constraints', message: 'a grant needs at least one constraint or cap' });
   }
+  // Checked at run time too: a JavaScript caller or an old client may still send it.
+  const { satisfiesQuorum } = input as { readonly satisfiesQuorum?: unknown };
+  if (satisfiesQuorum !== undefined && satisfiesQuorum !== false) issues.push(QUORUM_WITHDRAWN);
   const known = operations.filter((o) => o !== undefined);
   issues.push(...grantIssues(known, input.constraints, cap.field ?? null));
   if (issues.length > 0) return { kind: 'invalid_grant', issues };
@@ -160,7 +216,7 @@ export async function grant(ctx: EngineContext, input: GrantInput): Promise<Gran
     revokedAt: null,
     revokedBy: null,
     note: input.note?.slice(0, 500) ?? null,
-    satisfiesQuorum: input.satisfiesQuorum === true,
+    satisfiesQuorum: false,
     seal: null,
   };
   const record: GrantRecord = { ...unsealed, seal: grantSeal(ctx, unsealed) };
@@ -238,8 +294,8 @@ function revokeInTransaction(
         reason: 'forbidden',
         message: 'revoking a grant requires the admin role',
       };
-    const now = ctx.clock.now();
-    if (!(await revokeOnce(ctx, t, record, input.actor.id, now))) {
+    const { now } = t;
+    if (!(await revokeOnce(ctx, t, record, { by: input.actor.id, now }))) {
       return { kind: 'not_revocable', reason: 'grant_revoked', message: 'the grant was already revoked' };
     }
     await t.record({
@@ -263,8 +319,7 @@ async function revokeOnce(
   ctx: EngineContext,
   t: StepTransaction,
   first: GrantRecord,
-  by: string,
-  now: number,
+  { by, now }: { readonly by: string; readonly now: number },
 ): Promise<boolean> {
   let record: GrantRecord | undefined = first;
   for (let tries = 0; tries < 5 && record && record.revokedAt === null; tries++) {
@@ -372,13 +427,14 @@ export async function applyGrants(
   const candidates = await coveringGrants(t.tx, record);
   if (candidates.length === 0) return undefined;
   const scope = parseStoredJson(record.scopeJson) as Record<string, unknown>;
-  const now = ctx.clock.now();
+  const { now } = t;
   // Only a resource the operation derived from the frozen arguments is held against a grant's
   // bound; a label the caller chose never is.
   const named = ctx.operations.get(record.operation)?.resourceOf !== undefined;
   const required = policyOf(record).required;
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
-  // A grant never stands in for a quorum unless it says so explicitly.
+  // A grant never stands in for a quorum: one admin's grant would be one person deciding what
+  // the policy gave to several. Grants stored with the retired satisfiesQuorum flag included.
   const judge = (grant: GrantRecord): CheckedFit =>
     !grantIntact(ctx, grant)
       ? {
@@ -386,11 +442,11 @@ export async function applyGrants(
           reason: 'corrupt_approval_record',
           detail: `grant ${grant.id} is not sealed by this server`,
         }
-      : required > 1 && !grant.satisfiesQuorum
+      : required > 1
         ? {
             kind: 'refused',
             reason: 'outside_grant',
-            detail: `needs ${required} approvals; grant ${grant.id} does not satisfy a quorum`,
+            detail: `needs ${required} approvals; a grant approves only what one approver may (grant ${grant.id})`,
           }
         : named
           ? evaluateGrant(grant, scope, record.resource, now)
@@ -430,15 +486,12 @@ export async function applyGrants(
         ...(sealed ? { sealed } : {}),
       }))
     ) {
-      const claimed = await claim(
-        ctx,
-        t,
-        record,
-        `grant:${candidate.id}`,
-        'grant',
-        candidate.id,
-        record.digest,
-      );
+      const claimed = await claim(ctx, t, record, {
+        actor: `grant:${candidate.id}`,
+        kind: 'grant',
+        grantId: candidate.id,
+        seenDigest: record.digest,
+      });
       if (claimed.kind !== 'claimed')
         throw new Error(`a fresh proposal could not be claimed by grant ${candidate.id}`);
       return { kind: 'claimed', grantId: candidate.id, contract: claimed.contract };

@@ -1,4 +1,5 @@
-export type { ApproveInput, ApproveResult, ExecutionContract } from './approve.js';
+export type { ApproveInput, ApproveResult } from './approve.js';
+export type { ExecutionContract } from './execution-contract.js';
 export type { LifecycleObserver, StepFacts } from './audit-step.js';
 export {
   type ApproveAndExecuteResult,
@@ -22,7 +23,13 @@ export { FencedAttemptError, OperationContractError } from './errors.js';
 export type { ExpireVersionInput } from './expire-version.js';
 export type { GrantDecision, GrantInput, GrantResult, RevokeResult } from './grants.js';
 export type { InvalidRequest } from './freeze-proposal.js';
-export { formatHandback, type HandbackInput, type HandbackItem, proposalHandback } from './handback.js';
+export {
+  formatHandback,
+  type HandbackInput,
+  type HandbackItem,
+  proposalHandback,
+  writtenProposalHandback,
+} from './handback.js';
 export type {
   ArgumentsOf,
   ContractOf,

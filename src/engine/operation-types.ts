@@ -1,7 +1,7 @@
 import type { DeepReadonly } from '../canonical/freeze.js';
 import type { AnyOperation, Operation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
-import type { ExecutionContract } from './approve.js';
+import type { ExecutionContract } from './execution-contract.js';
 import type { Proposal } from './proposal.js';
 
 /**
@@ -33,7 +33,7 @@ export type OperationOf<Ops extends Operations, K extends OperationKind<Ops>> = 
 // One operation's type arguments, by name.
 type PartsOf<Op> =
   Op extends Operation<infer _Scope, infer Request, infer Args, infer Preview, infer Result, infer _Kind>
-    ? { request: Request; args: Args; preview: Preview; result: Result }
+    ? { scope: _Scope; request: Request; args: Args; preview: Preview; result: Result }
     : never;
 
 // Part `P` of each kind in `K`, as a union; `unknown` for an untyped engine (never `any`).
@@ -65,6 +65,13 @@ export type PreviewOf<Ops extends Operations, K extends OperationKind<Ops> = Ope
   'preview'
 >;
 
+/** The scope (the authorization-relevant fields) of kind `K`: what a grant may constrain. */
+export type ScopeOf<Ops extends Operations, K extends OperationKind<Ops> = OperationKind<Ops>> = PartOf<
+  Ops,
+  K,
+  'scope'
+>;
+
 /** The result `execute` returns for kind `K`. */
 export type ResultOf<Ops extends Operations, K extends OperationKind<Ops> = OperationKind<Ops>> = PartOf<
   Ops,
@@ -78,7 +85,7 @@ export type ResultOf<Ops extends Operations, K extends OperationKind<Ops> = Oper
  * outcome. For an untyped engine, the plain {@link Proposal}.
  *
  * @example
- * const p = await engine.get('acme', id); // ProposalOf<[typeof payInvoice, typeof refund]> | undefined
+ * const p = await engine.proposals.get('acme', id); // ProposalOf<[typeof payInvoice, typeof refund]> | undefined
  * if (p?.operation === 'invoice.pay') p.preview.amount; // the pay preview's fields only
  */
 export type ProposalOf<Ops extends Operations, K extends OperationKind<Ops> = OperationKind<Ops>> =

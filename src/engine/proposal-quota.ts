@@ -43,8 +43,18 @@ export const DEFAULT_PROPOSAL_LIMITS: ProposalLimits = Object.freeze({
   perTenant: Object.freeze({ proposalsPerMinute: 300, pending: 1000 }),
 });
 
-/** Which limit refused a proposal. */
-export type RateLimitKind = 'agent_rate' | 'agent_pending' | 'tenant_rate' | 'tenant_pending';
+/**
+ * Which limit refused: a proposal quota (`agent_rate`, `agent_pending`, `tenant_rate`,
+ * `tenant_pending`), or the audited-action budget (`agent_reads`: read-tool calls;
+ * `principal_refusals`: refused decisions).
+ */
+export type RateLimitKind =
+  | 'agent_rate'
+  | 'agent_pending'
+  | 'tenant_rate'
+  | 'tenant_pending'
+  | 'agent_reads'
+  | 'principal_refusals';
 
 /**
  * A proposal refused by a quota before anything was parsed or stored. `modelMessage` is safe to
@@ -134,7 +144,7 @@ export interface ProposalQuota {
 }
 
 interface Check {
-  readonly kind: RateLimitKind;
+  readonly kind: Exclude<RateLimitKind, 'agent_reads' | 'principal_refusals'>;
   readonly limit: number;
   readonly count: number;
   readonly oldestCreatedAt: number | null;
@@ -170,7 +180,7 @@ export function proposalQuota(deps: {
 
   const refusal = (check: Check, retryAfterMs: number): RateLimited => {
     const seconds = Math.ceil(retryAfterMs / 1000);
-    const messages: Record<RateLimitKind, string> = {
+    const messages: Record<Check['kind'], string> = {
       agent_rate: `Too many proposals: at most ${check.limit} per minute from one agent. Nothing was proposed. Wait ${seconds} s, then propose again only if it is still needed.`,
       agent_pending: `You already have ${check.limit} proposals waiting for a human decision, the most allowed. Nothing was proposed. Do not propose more until some are approved or declined; wait at least ${seconds} s.`,
       tenant_rate: `This workspace is receiving too many proposals (at most ${check.limit} per minute). Nothing was proposed. Wait ${seconds} s, then propose again only if it is still needed.`,

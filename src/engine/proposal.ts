@@ -3,6 +3,7 @@ import { digest, displayHash, sha256Hex } from '../canonical/digest.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { DeepReadonly } from '../canonical/freeze.js';
 import { seal } from '../canonical/seal.js';
+import type { ProposalFacts } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 import type { ProposalOf } from './operation-types.js';
@@ -268,5 +269,17 @@ export function toProposal(
       roles: Object.freeze([...policy.roles]),
       given: Object.freeze(given.map((g) => Object.freeze(g))),
     }),
+  };
+}
+
+/** The facts of a stored proposal an operation's `toScope` and `commandScope` are given. */
+export function proposalFacts(record: ProposalRecord): ProposalFacts {
+  return {
+    tenant: record.tenant,
+    section: record.section,
+    resource: record.resource,
+    requestedBy: record.requestedBy,
+    runId: record.runId,
+    operation: record.operation,
   };
 }

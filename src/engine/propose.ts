@@ -137,9 +137,9 @@ export async function propose(
     runId: input.runId,
     operation: operation.kind,
   };
-  const frozen = await freezeProposal(ctx, operation, input.request, facts, {
-    supersedes: null,
-    editedBy: null,
+  const frozen = await freezeProposal(ctx, operation, input.request, {
+    facts,
+    links: { supersedes: null, editedBy: null },
   });
   if (frozen.kind !== 'frozen') return frozen;
   const { record } = frozen;

@@ -3,6 +3,7 @@ import { displayHash } from '../canonical/digest.js';
 import { ConfigurationError } from '../canonical/errors.js';
 import type { AuditQuery, ProposalSort, StoreReader } from '../store/store.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
+import type { Actor } from '../operation/actor.js';
 import type { EngineContext } from './engine-context.js';
 import { policyOf, type Proposal, toProposal } from './proposal.js';
 import type { OperationKind, Operations, ProposalOf } from './operation-types.js';
@@ -28,6 +29,14 @@ export interface ListInput<Kind extends string = string> {
   readonly search?: string;
   /** Only proposals last changed at or after this time (epoch ms). */
   readonly updatedSince?: number;
+  /**
+   * "Needs you": only the proposals this actor may still decide: pending and not expired, and
+   * `engine.proposals.mayDecide(actor, proposal, 'approve')` allows it (an operator of the tenant with the
+   * approval right, not its proposer, not its editor unless editor approval is allowed, not
+   * already among its approvers). Another tenant's actor gets none. Combines with the other
+   * filters; a `status` other than `pending` matches nothing.
+   */
+  readonly decidableBy?: Actor;
   /** The order (default `created`, newest first); a cursor belongs to the order it came from. */
   readonly sort?: ProposalSort;
   /** 1–200, default 50. */
@@ -74,14 +83,16 @@ export function isListCursor(cursor: string): boolean {
   return decodeCursor(cursor) !== undefined;
 }
 
-/** The preview's `amount.minor` when it is a number, else -1: the store's amount order, in code. */
+/** A preview's `amount.minor` when it is a number, else -1: the store's amount order, in code. */
+function previewAmount(preview: unknown): number {
+  const amount = typeof preview === 'object' && preview !== null ? Reflect.get(preview, 'amount') : undefined;
+  const minor = typeof amount === 'object' && amount !== null ? Reflect.get(amount, 'minor') : undefined;
+  return typeof minor === 'number' && Number.isFinite(minor) ? minor : -1;
+}
+
 function amountKey(record: ProposalRecord): number {
   try {
-    const preview: unknown = JSON.parse(record.previewJson);
-    const amount =
-      typeof preview === 'object' && preview !== null ? Reflect.get(preview, 'amount') : undefined;
-    const minor = typeof amount === 'object' && amount !== null ? Reflect.get(amount, 'minor') : undefined;
-    return typeof minor === 'number' && Number.isFinite(minor) ? minor : -1;
+    return previewAmount(JSON.parse(record.previewJson));
   } catch {
     return -1;
   }
@@ -92,6 +103,18 @@ function encodeCursor(sort: ProposalSort, last: ProposalRecord): string {
     sort === 'created'
       ? `${last.createdAt}~${last.id}`
       : `${sort}~${sort === 'expires' ? last.expiresAt : amountKey(last)}~${last.id}`;
+  return Buffer.from(text).toString('base64url');
+}
+
+/**
+ * The cursor that continues a list in `sort` order after `last` (the same cursor {@link listProposals}
+ * returns for a page ending there): for lists filtered after the store read them.
+ */
+export function cursorAfter(sort: ProposalSort, last: Proposal): string {
+  const text =
+    sort === 'created'
+      ? `${last.createdAt.getTime()}~${last.id}`
+      : `${sort}~${sort === 'expires' ? last.expiresAt.getTime() : previewAmount(last.preview)}~${last.id}`;
   return Buffer.from(text).toString('base64url');
 }
 

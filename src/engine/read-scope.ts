@@ -20,11 +20,11 @@ export function canRead(reader: Reader, proposal: Proposal): boolean {
  * agent, another agent's proposal read exactly like a missing id.
  */
 export async function readProposal(
-  engine: Pick<Engine, 'get'>,
+  engine: Pick<Engine, 'proposals'>,
   reader: Reader,
   proposalId: string,
 ): Promise<Proposal | undefined> {
-  const proposal = await engine.get(reader.tenant, proposalId);
+  const proposal = await engine.proposals.get(reader.tenant, proposalId);
   return proposal && canRead(reader, proposal) ? proposal : undefined;
 }
 
@@ -34,11 +34,11 @@ export async function readProposal(
  * names (or dates) another agent's.
  */
 export async function listReadable(
-  engine: Pick<Engine, 'list'>,
+  engine: Pick<Engine, 'proposals'>,
   reader: Reader,
   input: Omit<ListInput, 'requestedBy'> = {},
 ): Promise<ProposalPage> {
-  const page = await engine.list(reader.tenant, {
+  const page = await engine.proposals.list(reader.tenant, {
     ...input,
     ...(reader.kind === 'agent' ? { requestedBy: reader.id } : {}),
   });

@@ -3,7 +3,9 @@ import { ConfigurationError } from '../canonical/errors.js';
 import { sha256Hex } from '../canonical/digest.js';
 import type { AnyReadTool, ReadScope } from '../operation/define-read-tool.js';
 import { toInputIssues } from '../operation/issues.js';
+import { overBudget } from './audit-budget.js';
 import { inTransaction } from './audit-step.js';
+import type { RateLimited } from './proposal-quota.js';
 import { type CorruptAuditChain, refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { type InvalidRequest, invalidRequest } from './freeze-proposal.js';
@@ -26,6 +28,7 @@ export interface ReadBinding {
 export type ReadResult<Result = unknown> =
   | { readonly kind: 'read'; readonly tool: string; readonly result: Result; readonly readId: string }
   | InvalidRequest
+  | RateLimited
   | CorruptAuditChain;
 
 function requireText(name: string, value: unknown): string {
@@ -48,10 +51,10 @@ const NOT_A_RUN_ID = new Set(['undefined', 'null']);
 export async function read(
   ctx: EngineContext,
   tools: ReadonlyMap<string, AnyReadTool>,
-  name: string,
-  input: unknown,
+  call: { readonly name: string; readonly input: unknown },
   binding: ReadBinding,
 ): Promise<ReadResult> {
+  const { name, input } = call;
   const tenant = requireText('tenant', binding.tenant);
   const agent = requireText('agent', binding.agent);
   const runId = binding.runId;
@@ -69,6 +72,18 @@ export async function read(
   }
   const parsed = tool.input.safeParse(input);
   if (!parsed.success) return invalidRequest(toInputIssues(parsed.error));
+  // Before the tool runs: every read is audited, so an agent's flood stops here, unwritten.
+  const over = overBudget(ctx.auditBudget, 'read', { tenant, principal: agent }, ctx.clock.now());
+  if (over) {
+    ctx.logger.warn({ tenant, agent, runId, tool: tool.name, reason: over.reason }, 'read rate_limited');
+    return {
+      kind: 'rate_limited',
+      reason: 'rate_limited',
+      limit: 'agent_reads',
+      retryAfterMs: over.retryAfterMs,
+      modelMessage: `Too many reads: ${over.message}. Do not call read tools again until then.`,
+    };
+  }
   let inputDigest: string;
   try {
     inputDigest = sha256Hex(canonicalize(parsed.data));

@@ -54,7 +54,7 @@ function nextDelay(ctx: EngineContext, attempt: AttemptRecord, now: number): num
  * audited as `system:reconciliation`: what `countersign serve`'s sweep calls. Each try is taken
  * first by a compare-and-set that moves the attempt's next try along the backoff, so servers
  * sweeping at once ask the provider once, and a provider that does not know yet is asked again
- * later, not at every sweep. An operator can still reconcile by hand at any time (`engine.reconcile`).
+ * later, not at every sweep. An operator can still reconcile by hand at any time (`engine.proposals.reconcile`).
  */
 export async function reconcileDue(
   ctx: EngineContext,

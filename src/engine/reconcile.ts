@@ -92,7 +92,8 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
   // The provider's answer stays where it is until an operator repairs a chain that cannot record it.
   return refusingCorruptChain(
     ctx,
-    () => recordReconciled(ctx, actor, record, attempt, idempotencyKey, answer.kind, outcome),
+    () =>
+      recordReconciled(ctx, actor, { record, attempt, idempotencyKey }, { provider: answer.kind, outcome }),
     (refused): ReconcileResult => ({
       kind: 'not_reconcilable',
       reason: refused.reason,
@@ -105,14 +106,17 @@ export async function reconcile(ctx: EngineContext, input: ReconcileInput): Prom
 function recordReconciled(
   ctx: EngineContext,
   actor: Actor,
-  record: ProposalRecord,
-  attempt: AttemptRecord,
-  idempotencyKey: string,
-  provider: 'succeeded' | 'not_found',
-  outcome: Outcome,
+  looked: {
+    readonly record: ProposalRecord;
+    readonly attempt: AttemptRecord;
+    readonly idempotencyKey: string;
+  },
+  answer: { readonly provider: 'succeeded' | 'not_found'; readonly outcome: Outcome },
 ): Promise<ReconcileResult> {
+  const { record, attempt, idempotencyKey } = looked;
+  const { provider, outcome } = answer;
   return inTransaction(ctx, async (t): Promise<ReconcileResult> => {
-    const now = ctx.clock.now();
+    const { now } = t;
     const applied = await t.tx.updateProposal(
       record.tenant,
       record.id,

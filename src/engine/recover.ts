@@ -1,5 +1,5 @@
 import type { AttemptRecord, ProposalRecord } from '../store/records.js';
-import { contractOf, type ExecutionContract } from './approve.js';
+import { contractOf, type ExecutionContract } from './execution-contract.js';
 import { inTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
@@ -64,7 +64,7 @@ type Takeover =
  *   `maxAttempts` is reached, it becomes `needs_reconciliation`, closed by the operation's `reconcile`;
  * - an external attempt with no command never reached the provider (the command is durable before
  *   the call): it is re-run like a local one.
- * First it chains any audit events a crash left queued (see `Store.appendAudit`). A tenant whose audit
+ * First it chains any audit events a crash left queued (see `AuditLedger.chainQueued`). A tenant whose audit
  * chain holds an event the engine did not write keeps its queue and its attempts (`held`).
  * The old attempt is fenced: its worker, if it wakes, cannot commit. Repeated or concurrent sweeps
  * do nothing twice; after `maxAttempts` the proposal is parked for an operator.
@@ -74,7 +74,7 @@ export async function recover(
   options: RecoverOptions & ExecuteOptions = {},
 ): Promise<RecoverySummary> {
   const maxAttempts = options.maxAttempts ?? 3;
-  const chained = await ctx.store.chainQueued(ctx.chainer);
+  const chained = await ctx.ledger.chainQueued();
   const expired = await ctx.store.read((tx) => tx.listExpiredLeases(ctx.clock.now(), options.limit ?? 100));
   let rerun = 0;
   let resent = 0;
@@ -121,7 +121,7 @@ function takeOverInTransaction(
   maxAttempts: number,
 ): Promise<Takeover> {
   return inTransaction(ctx, async (t): Promise<Takeover> => {
-    const now = ctx.clock.now();
+    const { now } = t;
     const record = await t.tx.getProposal(attempt.tenant, attempt.proposalId);
     const current = await t.tx.getAttempt(attempt.tenant, attempt.id);
     if (!record || !current || current.status !== 'executing' || current.leaseUntil >= now)
@@ -165,7 +165,7 @@ function takeOverInTransaction(
 
     if (reconciling) {
       const outcome: Outcome = { kind: 'needs_reconciliation' };
-      if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
+      if (!(await finishAs(t.tx, record, attempt, { outcome, now }))) throw new RaceLost();
       await t.record({
         ...base,
         step: 'outcome',
@@ -181,7 +181,7 @@ function takeOverInTransaction(
         correlationId: newId('cor'),
         message: `recovery gave up after ${attempt.number} attempts; nothing was committed or sent`,
       };
-      if (!(await finishAs(t.tx, record, attempt, outcome, now))) throw new RaceLost();
+      if (!(await finishAs(t.tx, record, attempt, { outcome, now }))) throw new RaceLost();
       await t.record({
         ...base,
         step: 'outcome',
@@ -237,9 +237,12 @@ function takeOverInTransaction(
     if (commandKey !== undefined && current.commandId !== null)
       return {
         kind: 'resend',
-        contract: markResend(contractOf(record, id, number, commandKey), current.commandId),
+        contract: markResend(
+          contractOf(record, { id, number, idempotencyKey: commandKey }),
+          current.commandId,
+        ),
       };
-    return { kind: 'rerun', contract: contractOf(record, id, number, key) };
+    return { kind: 'rerun', contract: contractOf(record, { id, number, idempotencyKey: key }) };
   });
 }
 
@@ -248,8 +251,7 @@ async function finishAs(
   tx: Parameters<Parameters<EngineContext['store']['transaction']>[0]>[0],
   record: ProposalRecord,
   attempt: AttemptRecord,
-  outcome: Outcome,
-  now: number,
+  { outcome, now }: { readonly outcome: Outcome; readonly now: number },
 ): Promise<boolean> {
   return tx.updateProposal(
     record.tenant,

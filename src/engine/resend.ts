@@ -1,5 +1,5 @@
 import type { AttemptRecord } from '../store/records.js';
-import type { ExecutionContract } from './approve.js';
+import type { ExecutionContract } from './execution-contract.js';
 
 // The contracts recovery made to re-send a recorded command, with that command's id. Only the
 // recovery sweep of this process makes them: a contract from anywhere else is never a resend.

@@ -1,4 +1,4 @@
-import type { ExecutionContract } from './approve.js';
+import type { ExecutionContract } from './execution-contract.js';
 import type { EngineContext } from './engine-context.js';
 
 /** One attempt this engine is executing now. */

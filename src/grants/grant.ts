@@ -27,8 +27,6 @@ export interface Grant {
   readonly revokedAt: Date | null;
   readonly revokedBy: string | null;
   readonly note: string | null;
-  /** True when the grant explicitly may approve a proposal whose policy needs several approvals. */
-  readonly satisfiesQuorum: boolean;
   /** `live`, `revoked`, `expired` or `exhausted`, at the time it was read. */
   readonly state: 'live' | 'revoked' | 'expired' | 'exhausted';
 }
@@ -53,7 +51,6 @@ export function toGrant(record: GrantRecord, now: number): Grant {
     revokedAt: record.revokedAt === null ? null : new Date(record.revokedAt),
     revokedBy: record.revokedBy,
     note: record.note,
-    satisfiesQuorum: record.satisfiesQuorum,
     state:
       record.revokedAt !== null
         ? 'revoked'

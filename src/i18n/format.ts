@@ -1,4 +1,4 @@
-import { minorUnitExponent } from '../operation/money.js';
+import { minorUnitExponent } from './minor-units.js';
 
 // Building an Intl formatter costs far more than formatting with one (tens to hundreds of µs:
 // it loads locale data), and a handback or a console page formats many values in few locales.

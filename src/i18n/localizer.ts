@@ -68,7 +68,7 @@ export function localizer(options: LocaleOptions = {}): Localizer {
     money: (minor: number, currency: string) => formatMoneyIn(tag, minor, currency),
     date: (value: Date | string | number) => formatDateIn(tag, value, timeZone),
     number: (value: number) => formatNumberIn(tag, value),
-    pick: <T>(choices: PerLocale<T>): T => pickFor(choices, tag, language),
+    pick: <T>(choices: PerLocale<T>): T => pickEntry(choices, tag, language).value,
     t: <K extends MessageKey>(
       key: K,
       ...params: keyof MessageParams<K> extends never ? [] : [MessageParams<K>]
@@ -76,11 +76,19 @@ export function localizer(options: LocaleOptions = {}): Localizer {
   });
 }
 
-function pickFor<T>(choices: PerLocale<T>, tag: string, language: Language): T {
+/**
+ * The entry of `choices` for a locale: the full tag (`de-CH`), then the language (`de`), then `en`;
+ * `matched` is false when none of the first two was there and `en` stands in for another language.
+ */
+export function pickEntry<T>(
+  choices: PerLocale<T>,
+  tag: string,
+  language: Language,
+): { readonly value: T; readonly matched: boolean } {
   const keys = Object.keys(choices);
   for (const wanted of [tag.toLowerCase(), language]) {
     const key = keys.find((k) => k.toLowerCase() === wanted);
-    if (key !== undefined) return own(choices, key) as T;
+    if (key !== undefined) return { value: own(choices, key) as T, matched: true };
   }
-  return choices.en;
+  return { value: choices.en, matched: language === 'en' };
 }

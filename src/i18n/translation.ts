@@ -1,4 +1,4 @@
-import type { ProposalStatus } from '../store/records.js';
+import type { ProposalStatus } from '../records/status.js';
 import type { en } from './catalogs/en.js';
 
 /** The key of one message; the English catalog defines them. */

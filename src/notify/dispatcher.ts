@@ -134,6 +134,37 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     return true;
   };
 
+  // Channels whose endpoint failed since its last success, as this process saw them.
+  const failing = new Set<NotificationChannel>();
+  // An endpoint that answers again after failing gets its waiting retries at once: after an outage
+  // the backlog would otherwise wait out each delivery's schedule (2 min, 10 min, 1 h, …). A retry
+  // that succeeds counts as such an answer too, since another process may have seen the failures.
+  const noteEndpoint = async (delivery: OutboxRecord, result: AttemptResult): Promise<void> => {
+    const { channel } = delivery;
+    if (result.status === 'pending') {
+      failing.add(channel);
+      return;
+    }
+    if (result.status !== 'delivered' || (!failing.has(channel) && delivery.attempts === 0)) return;
+    failing.delete(channel);
+    try {
+      const resumed = await store.transaction((tx) =>
+        outboxOf(tx, capabilities).resume(channel, clock.now()),
+      );
+      if (resumed > 0) {
+        logger.info(
+          { channel, resumed },
+          'notification endpoint answers again; its waiting retries are due now',
+        );
+        wake?.();
+      }
+    } catch (error) {
+      // The retries keep their schedule: nothing is lost, only sent later.
+      const fault = storeFaultFields(error);
+      logger.warn(fault ?? { err: error }, 'waiting notification retries not brought forward');
+    }
+  };
+
   const deliver = async (delivery: OutboxRecord): Promise<void> => {
     if (await refuseForged(delivery)) return;
     const sender = options.senders[delivery.channel];
@@ -159,6 +190,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       status: result.status,
       ...(result.lastError ? { error: result.lastError } : {}),
     };
+    if (recorded) await noteEndpoint(delivery, result);
     if (!recorded) logger.warn(fields, 'notification lease lost before its attempt was recorded');
     else if (result.status === 'dead') logger.error(fields, 'notification dead-lettered');
     else if (result.status === 'pending') logger.warn(fields, 'notification failed; retrying');

@@ -1,7 +1,14 @@
-import type { AuditEvent } from '../audit/event.js';
+import type { PendingAuditEvent } from '../audit/event.js';
 
-/** The lifecycle events notifications carry. */
-export type LifecycleEventType = 'proposal.created' | 'proposal.decided' | 'proposal.outcome';
+/**
+ * The lifecycle events notifications carry. `proposal.approval_given`: an approval toward a quorum
+ * that is not complete yet (1 of 2); the proposal stays pending for the other approvers.
+ */
+export type LifecycleEventType =
+  | 'proposal.created'
+  | 'proposal.approval_given'
+  | 'proposal.decided'
+  | 'proposal.outcome';
 
 /** What a decision made of a pending proposal. */
 export type DecisionStatus = 'approved' | 'declined' | 'expired' | 'superseded';
@@ -17,6 +24,7 @@ export type OutcomeStatus =
 /** One lifecycle event: its type and the status it announces. */
 export type LifecycleEvent =
   | { readonly type: 'proposal.created'; readonly status: 'pending' }
+  | { readonly type: 'proposal.approval_given'; readonly status: 'pending' }
   | { readonly type: 'proposal.decided'; readonly status: DecisionStatus }
   | { readonly type: 'proposal.outcome'; readonly status: OutcomeStatus; readonly resolution?: string };
 
@@ -33,12 +41,14 @@ const OUTCOMES: readonly string[] = [
  * announced once, as `reconciled`, with the provider's answer as its `resolution`.
  */
 export function lifecycleEventOf(
-  event: AuditEvent,
-  earlier: readonly AuditEvent[],
+  event: PendingAuditEvent,
+  earlier: readonly PendingAuditEvent[],
 ): LifecycleEvent | undefined {
   switch (event.step) {
     case 'proposed':
       return { type: 'proposal.created', status: 'pending' };
+    case 'partially_approved':
+      return { type: 'proposal.approval_given', status: 'pending' };
     case 'approved':
       return { type: 'proposal.decided', status: 'approved' };
     case 'declined':

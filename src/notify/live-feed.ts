@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../audit/event.js';
-import { redact } from '../audit/export.js';
+import { redact } from '../ledger/incident-export.js';
 import type { Engine } from '../engine/create-engine.js';
+import type { Proposal } from '../engine/proposal.js';
 import { type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
 import { titleOf } from './outbox-writer.js';
 
@@ -21,6 +22,13 @@ export interface LiveEvent {
     readonly short: string;
     /** The redacted preview's title (model-produced text: data, never markup). */
     readonly title: string;
+    /** Who took the step (the proposing agent, the deciding operator, `system:…`). */
+    readonly actor: string;
+    /**
+     * The approval rule and where it stands: `required` approvals, `given` so far (for
+     * `proposal.approval_given`, counting the one it announces, by `actor`).
+     */
+    readonly approvals: { readonly required: number; readonly given: number };
     /** When the step happened (ISO 8601). */
     readonly at: string;
   };
@@ -40,8 +48,22 @@ export interface FeedRead {
   readonly more: boolean;
 }
 
+// The count the engine audited for a quorum step; else the proposal's approvals as read now.
+function approvalsAt(event: AuditEvent, proposal: Proposal): { required: number; given: number } {
+  const { given, required } = event.detail;
+  if (
+    (event.step === 'partially_approved' || event.step === 'approved') &&
+    typeof given === 'number' &&
+    typeof required === 'number'
+  )
+    return { required, given };
+  if (event.step === 'approved' && Array.isArray(event.detail['approvers']) && typeof required === 'number')
+    return { required, given: event.detail['approvers'].length };
+  return { required: proposal.approvals.required, given: proposal.approvals.given.length };
+}
+
 /** What the feed needs of the engine. */
-export type FeedEngine = Pick<Engine, 'auditSince' | 'get' | 'operations'>;
+export type FeedEngine = Pick<Engine, 'audit' | 'proposals' | 'operations'>;
 
 /**
  * Reads a tenant's lifecycle events after `position` from its audit chain (every tenant has one,
@@ -54,7 +76,7 @@ export async function readLiveEvents(
   position: { readonly afterSeq?: number; readonly previous?: AuditEvent | undefined },
   limit = 200,
 ): Promise<FeedRead> {
-  const read = await engine.auditSince(tenant, {
+  const read = await engine.audit.since(tenant, {
     ...(position.afterSeq !== undefined ? { afterSeq: position.afterSeq } : {}),
     limit,
   });
@@ -66,7 +88,7 @@ export async function readLiveEvents(
     previous = event;
     const lifecycle = lifecycleEventOf(event, earlier);
     if (!lifecycle) continue;
-    const proposal = await engine.get(tenant, event.proposalId);
+    const proposal = await engine.proposals.get(tenant, event.proposalId);
     if (!proposal) continue;
     const operation = engine.operations.get(proposal.operation);
     const preview = operation ? redact(proposal.preview, operation.fields, '$') : proposal.preview;
@@ -82,6 +104,8 @@ export async function readLiveEvents(
           : {}),
         short: proposal.short,
         title: titleOf(preview, proposal.operation),
+        actor: event.actor,
+        approvals: approvalsAt(event, proposal),
         at: new Date(event.at).toISOString(),
       },
     });

@@ -1,11 +1,12 @@
 import type { StepWriter } from '../engine/audit-step.js';
 import type { Logger } from '../engine/engine-context.js';
+import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { NotificationChannel } from '../store/sql-outbox.js';
 import type { Store } from '../store/store.js';
 import type { ChannelSender, PublicUrl } from './channel.js';
 import { createDispatcher, type Dispatcher } from './dispatcher.js';
-import { emailSender } from './email-sender.js';
+import { type EmailContext, emailSender } from './email-sender.js';
 import type { ResolvedNotifications } from './notify-config.js';
 import { notificationOutbox } from './outbox-writer.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookSender } from './webhook-sender.js';
@@ -25,8 +26,15 @@ export interface NotificationDeps {
   readonly operations: readonly AnyOperation[];
   /** The console's public URL: approval links are built from it at delivery. */
   readonly publicUrl: PublicUrl;
-  /** The emails of a tenant's approvers (the principal directory). */
-  readonly approverEmails: (tenant: string) => Promise<readonly string[]>;
+  /** A tenant's approvers with their emails (the principal directory: see {@link tenantApprovers}). */
+  readonly approvers: (tenant: string) => Promise<readonly NotifiedOperator[]>;
+  /**
+   * Whether the engine would let this operator approve the proposal now (`engine.proposals.mayDecide`):
+   * new proposals and approvals toward a quorum are mailed only to those it allows. Without it,
+   * the approvers who are neither its proposer, its editor nor one of its approvers, holding one
+   * of its policy's roles.
+   */
+  readonly mayApprove?: (actor: Actor, proposalId: string) => Promise<boolean>;
   readonly logger?: Logger;
   /** Default: twice the longest channel timeout and 5 s more. */
   readonly leaseMs?: number;
@@ -57,6 +65,68 @@ export function approverEmails(
       .map((o) => o.email);
 }
 
+/** An operator notifications may be mailed to: their address and who they act as. */
+export interface NotifiedOperator {
+  readonly email: string;
+  readonly actor: Actor;
+}
+
+/**
+ * A tenant's operators holding one of `roles` (the approver roles), each with the actor they act
+ * as in the console (`user:<email>`), from the principal directory (disabled operators are not
+ * listed there).
+ */
+export function tenantApprovers(
+  directory: {
+    operators(
+      tenant: string,
+    ): Promise<readonly { readonly email: string; readonly roles: readonly string[] }[]>;
+  },
+  roles: readonly string[],
+): (tenant: string) => Promise<readonly NotifiedOperator[]> {
+  return async (tenant) =>
+    (await directory.operators(tenant))
+      .filter((o) => o.roles.some((r) => roles.includes(r)))
+      .map((o) => ({
+        email: o.email,
+        actor: { kind: 'operator', id: `user:${o.email}`, tenant, roles: [...o.roles] },
+      }));
+}
+
+/**
+ * Who an email is sent to, one message each: for `proposal.outcome` the approvers who decided it
+ * (`approvals.approvers` of the sealed payload); for `proposal.created` and
+ * `proposal.approval_given` the approvers who may still decide it — `mayApprove` (the engine's
+ * answer) when given, else those who are not its proposer, editor or an approver already and hold
+ * one of its policy's roles. Never another tenant's operator.
+ */
+export function emailRecipients(
+  approvers: (tenant: string) => Promise<readonly NotifiedOperator[]>,
+  mayApprove?: (actor: Actor, proposalId: string) => Promise<boolean>,
+): EmailContext['recipients'] {
+  return async (tenant, notice) => {
+    const d = notice.payload.data;
+    const candidates = (await approvers(tenant)).filter((o) => o.actor.tenant === tenant);
+    const approved = new Set(d.approvals?.approvers ?? []);
+    if (notice.type === 'proposal.outcome')
+      return candidates.filter((o) => approved.has(o.actor.id)).map((o) => o.email);
+    if (mayApprove) {
+      const allowed = await Promise.all(candidates.map((o) => mayApprove(o.actor, notice.proposalId)));
+      return candidates.filter((_, i) => allowed[i]).map((o) => o.email);
+    }
+    const roles = d.approvals?.roles ?? [];
+    return candidates
+      .filter(
+        (o) =>
+          o.actor.id !== d.requestedBy &&
+          o.actor.id !== d.editedBy &&
+          !approved.has(o.actor.id) &&
+          (roles.length === 0 || o.actor.roles.some((r) => roles.includes(r))),
+      )
+      .map((o) => o.email);
+  };
+}
+
 /**
  * Wires the configured channels: one outbox writer, one dispatcher (both sealing with `sealKey`
  * when given).
@@ -69,7 +139,7 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
   if (config.email) {
     senders.email = emailSender(config.email, {
       publicUrl: deps.publicUrl,
-      recipients: deps.approverEmails,
+      recipients: emailRecipients(deps.approvers, deps.mayApprove),
       stillPending: async (tenant, id) =>
         (await deps.store.read((r) => r.getProposal(tenant, id)))?.status === 'pending',
     });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { redact } from '../audit/export.js';
+import { redact } from '../ledger/incident-export.js';
 import { canonicalize } from '../canonical/canonicalize.js';
 import { shortHash } from '../canonical/digest.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
@@ -10,6 +10,12 @@ import type { ProposalRecord } from '../store/records.js';
 import { type NotificationChannel, outboxOf } from '../store/sql-outbox.js';
 import { checkDeliverySealKey, sealDelivery } from './delivery-seal.js';
 import { type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
+import {
+  approvalsAt,
+  highImpactFields,
+  type NotificationApprovals,
+  type NotificationField,
+} from './notification-facts.js';
 
 /** An amount found in a preview: exact minor units, currency, and full-precision text. */
 export interface NotificationAmount {
@@ -40,10 +46,20 @@ export interface NotificationPayload {
     readonly reason: string | null;
     readonly actor: string;
     readonly requestedBy: string;
+    /** The operator whose edit produced the proposal (they do not approve it), or null. */
+    readonly editedBy: string | null;
+    /**
+     * The approval rule and where it stands: `{ required: 2, given: 1, approvers: [who], roles }`.
+     * On `proposal.approval_given` it counts the approval just given (by `actor`); on an outcome,
+     * `approvers` are who decided it.
+     */
+    readonly approvals: NotificationApprovals;
     readonly digest: string;
     readonly short: string;
     readonly title: string;
     readonly amount: NotificationAmount | null;
+    /** The fields an approver must not miss (amount, destination, recipients…), redacted, as text. */
+    readonly highImpact: readonly NotificationField[];
     readonly createdAt: string;
     readonly expiresAt: string;
     readonly supersedes: string | null;
@@ -54,7 +70,11 @@ export interface NotificationPayload {
 
 /** What {@link notificationOutbox} writes. */
 export interface OutboxWriterOptions {
-  /** The channels configured: one delivery per channel and event (email: `proposal.created` only). */
+  /**
+   * The channels configured: one delivery per channel and event (email: `proposal.created` and
+   * `proposal.approval_given` for the approvers who may decide, `proposal.outcome` for those who
+   * approved).
+   */
   readonly channels: readonly NotificationChannel[];
   /** The engine's operations: their field rules redact the preview. */
   readonly operations: readonly AnyOperation[];
@@ -93,12 +113,13 @@ export function titleOf(preview: unknown, fallback: string): string {
     : fallback;
 }
 
-/** The payload of one event about one proposal (as stored after the step). */
+/** The payload of one event about one proposal (as stored after the step), with its approvals then. */
 export function notificationPayload(
   event: { readonly id: string; readonly at: number; readonly actor: string; readonly reason: string | null },
   lifecycle: LifecycleEvent,
   record: ProposalRecord,
   operation: AnyOperation | undefined,
+  approvals: NotificationApprovals,
 ): NotificationPayload {
   const stored = parseStoredJson(record.previewJson);
   const preview = operation ? redact(stored, operation.fields, '$') : stored;
@@ -118,10 +139,13 @@ export function notificationPayload(
       reason: event.reason,
       actor: event.actor,
       requestedBy: record.requestedBy,
+      editedBy: record.editedBy,
+      approvals,
       digest: record.digest,
       short: shortHash(record.digest),
       title: titleOf(preview, record.operation),
       amount: amountOf(preview),
+      highImpact: highImpactFields(preview, operation),
       createdAt: new Date(record.createdAt).toISOString(),
       expiresAt: new Date(record.expiresAt).toISOString(),
       supersedes: record.supersedes,
@@ -129,6 +153,15 @@ export function notificationPayload(
       preview,
     },
   };
+}
+
+/**
+ * Which events are mailed: a new proposal and an approval toward a quorum (to the approvers who
+ * may still decide it), and an outcome (to the people who approved it; none after a grant).
+ */
+function mailed(lifecycle: LifecycleEvent, approvals: NotificationApprovals): boolean {
+  if (lifecycle.type === 'proposal.outcome') return approvals.approvers.length > 0;
+  return lifecycle.type === 'proposal.created' || lifecycle.type === 'proposal.approval_given';
 }
 
 /** A new delivery id. */
@@ -154,14 +187,14 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
     if (!lifecycle) return;
     const record = await tx.getProposal(event.tenant, event.proposalId);
     if (!record) return;
+    const approvals = await approvalsAt(tx, event, record, sealKey);
     const payloadJson = canonicalize(
-      notificationPayload(event, lifecycle, record, operations.get(record.operation)),
+      notificationPayload(event, lifecycle, record, operations.get(record.operation), approvals),
     );
     // Inserts only: the claim's row locking does not apply here.
     const outbox = outboxOf(tx, {});
     for (const channel of channels) {
-      // Email asks approvers to act: only a new pending proposal does.
-      if (channel === 'email' && lifecycle.type !== 'proposal.created') continue;
+      if (channel === 'email' && !mailed(lifecycle, approvals)) continue;
       const sealed = {
         tenant: event.tenant,
         id: deliveryId(),

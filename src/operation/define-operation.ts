@@ -3,9 +3,15 @@ import { CountersignError } from '../canonical/errors.js';
 import type { FieldRules } from '../canonical/scope-diff.js';
 import type { Localizer } from '../i18n/localizer.js';
 import type { Actor } from './actor.js';
-import { type HandbackText, handbackDefinitionProblem, localizedHandback } from './localized-handback.js';
+import {
+  type HandbackText,
+  handbackDefinitionProblem,
+  localizedHandback,
+  type WrittenHandback,
+  writeHandback,
+} from './localized-handback.js';
 import type { Outcome } from './outcome.js';
-import type { SqlQuery } from '../store/sql/sql.js';
+import type { SqlQuery } from '../sql/sql.js';
 
 /** `local` effects commit in the same transaction as their outcome; `external` ones call a provider. */
 export type Effect = 'local' | 'external';
@@ -281,6 +287,11 @@ export interface Operation<
   reconcile?(attempt: ReconcileAttempt<Args>): Promise<Reconciliation<Result>>;
   /** The outcome as safe text, in the localizer's language (English without one). */
   handback(outcome: Outcome<Result>, text?: Localizer): string;
+  /**
+   * The outcome as safe text, and the language it came out in: the localizer's, or English when
+   * the operation has no text in that language (see {@link writeHandback}).
+   */
+  writeHandback(outcome: Outcome<Result>, text: Localizer): WrittenHandback;
 }
 
 /** An operation of any types, as the engine holds them. */
@@ -309,6 +320,46 @@ export function parseDuration(value: string | number): number {
 }
 
 /**
+ * Whether the default scope, `{ tenant, operation, ...arguments }`, can be the operation's scope:
+ * every argument is a scope field (the scope is strict) and every required scope field is given,
+ * with a type the field accepts. When it cannot, `toScope` is required, so an operation whose
+ * arguments cannot produce its scope does not compile (rather than failing at its first `propose`).
+ */
+export type ScopeFromArguments<
+  ScopeSchema extends z.ZodType,
+  ArgsSchema extends z.ZodType,
+  Kind extends string,
+> = [ArgsSchema] extends [z.ZodNever]
+  ? unknown
+  : DefaultScopeFits<ScopeShape<ScopeSchema>, z.output<ArgsSchema>, Kind> extends true
+    ? unknown
+    : ScopeNeedsToScope<ArgsSchema>;
+
+// What the scope schema accepts; its output where a schema declares no input type (`z.ZodType<T>`).
+type ScopeShape<ScopeSchema extends z.ZodType> =
+  unknown extends z.input<ScopeSchema> ? z.output<ScopeSchema> : z.input<ScopeSchema>;
+
+// A kind known only as `string` proves nothing about a literal `operation` field: left unchecked.
+type DefaultScopeFits<Scope, Args, Kind extends string> = [Exclude<keyof Args, keyof Scope>] extends [never]
+  ? string extends Kind
+    ? [{ tenant: string } & Args] extends [Omit<Scope, 'operation'>]
+      ? true
+      : false
+    : [{ tenant: string; operation: Kind } & Args] extends [Scope]
+      ? true
+      : false
+  : false;
+
+/** What {@link ScopeFromArguments} requires when the arguments alone cannot build the scope. */
+export interface ScopeNeedsToScope<ArgsSchema extends z.ZodType> {
+  /**
+   * Required here: the default scope `{ tenant, operation, ...arguments }` does not fit the scope
+   * schema (an argument that is not a scope field, or a required scope field no argument gives).
+   */
+  readonly toScope: (args: z.output<ArgsSchema>, facts: ProposalFacts) => unknown;
+}
+
+/**
  * Defines one operation: everything about one kind of effect an assistant may propose, in one
  * object. The scope schema must be strict (unknown keys are an error, never stripped).
  *
@@ -330,7 +381,8 @@ export function defineOperation<
   Result = unknown,
   Kind extends string = string,
 >(
-  definition: OperationDefinition<ScopeSchema, RequestSchema, ArgsSchema, Preview, Result, Kind>,
+  definition: OperationDefinition<ScopeSchema, RequestSchema, ArgsSchema, Preview, Result, Kind> &
+    ScopeFromArguments<ScopeSchema, ArgsSchema, Kind>,
 ): Operation<z.output<ScopeSchema>, z.output<RequestSchema>, z.output<ArgsSchema>, Preview, Result, Kind> {
   const d = definition;
   if (!/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/.test(d.kind)) {
@@ -419,7 +471,9 @@ export function defineOperation<
     ...(d.commandScope ? { commandScope: d.commandScope } : {}),
     ...(d.execute ? { execute: d.execute } : {}),
     ...(d.reconcile ? { reconcile: d.reconcile } : {}),
-    handback: localizedHandback(d.handback),
+    handback: localizedHandback(d.handback, d.fields),
+    writeHandback: (outcome: Outcome<Result>, text: Localizer) =>
+      writeHandback(d.handback, outcome, text, d.fields),
   };
   return Object.freeze(operation);
 }

@@ -39,7 +39,8 @@ export {
   SERVER_OWNED_FIELDS,
 } from './define-read-tool.js';
 export { currencyCode, minorUnits, moneyPreview } from './fields.js';
-export type { HandbackFunction, HandbackText } from './localized-handback.js';
+export type { HandbackFunction, HandbackText, WrittenHandback } from './localized-handback.js';
+export { type ResultIdentifier, resultIdentifiers } from './result-identifiers.js';
 export { formatIssues, type InputIssue, toInputIssues } from './issues.js';
 export { formatMoney, type Money, money } from './money.js';
 export type { Outcome, OutcomeKind } from './outcome.js';

@@ -1,6 +1,8 @@
 // Text a human reviews can hide what it says: invisible code points (a "hidden" instruction in
-// Unicode tag characters, zero-width joiners, bidi overrides, fillers that render as nothing)
-// and words that mix scripts ("Northwіnd" with a Cyrillic і). Everything here is built on the
+// Unicode tag characters, zero-width joiners, bidi overrides, fillers that render as nothing),
+// runs of blank lines or spaces that push the rest out of view (a P.S. 400 lines below the
+// fold), combining marks stacked on one letter until they cover the lines around it, and words
+// that mix scripts ("Northwіnd" with a Cyrillic і). Everything here is built on the
 // Unicode property escapes of the JavaScript engine (its own, current Unicode data), so there is
 // no hand-kept table of code points to go stale; only the few look-alike letters at the end are
 // listed by hand.
@@ -22,6 +24,7 @@ export type HiddenKind =
   | 'private_use'
   | 'surrogate'
   | 'unassigned'
+  | 'replacement'
   | 'blank';
 
 /** How each kind reads in a marker's title and a warning. */
@@ -39,14 +42,17 @@ export const HIDDEN_KIND_LABEL: Readonly<Record<HiddenKind, string>> = Object.fr
   private_use: 'private-use character',
   surrogate: 'lone surrogate',
   unassigned: 'unassigned code point',
+  replacement: 'replacement character, standing for something not shown',
   blank: 'blank character',
 });
 
 // Every code point a reviewer may not see as what it is. Tab, newline and carriage return are
-// layout, and U+0020 is the space: those stay. Braille pattern blank (U+2800) renders as nothing
-// but is a symbol, so it is named.
+// layout, and U+0020 is the space: those stay. Braille pattern blank (U+2800) and the musical
+// null notehead (U+1D159) render as nothing but are symbols (So), so they are named; so are the
+// object replacement and replacement characters (U+FFFC, U+FFFD), which stand for content
+// the reviewer is not shown.
 const HIDDEN_CLASS =
-  '(?![\\t\\n\\r ])[\\p{Default_Ignorable_Code_Point}\\p{Cf}\\p{Cc}\\p{Co}\\p{Cs}\\p{Cn}\\p{Zs}\\p{Zl}\\p{Zp}\\u2800]';
+  '(?![\\t\\n\\r ])[\\p{Default_Ignorable_Code_Point}\\p{Cf}\\p{Cc}\\p{Co}\\p{Cs}\\p{Cn}\\p{Zs}\\p{Zl}\\p{Zp}\\u2800\\u{1D159}\\uFFFC\\uFFFD]';
 // Two regexes: one to test (no state), one for matchAll and replace (whose lastIndex nothing moves).
 const HIDDEN_ONE = new RegExp(HIDDEN_CLASS, 'u');
 const HIDDEN_ALL = new RegExp(HIDDEN_CLASS, 'gu');
@@ -76,6 +82,7 @@ export function hiddenKind(cp: number): HiddenKind | undefined {
   if (/\p{Co}/u.test(ch)) return 'private_use';
   if (/\p{Cs}/u.test(ch)) return 'surrogate';
   if (/\p{Cn}/u.test(ch)) return 'unassigned';
+  if (cp === 0xfffc || cp === 0xfffd) return 'replacement';
   return 'blank';
 }
 
@@ -84,7 +91,7 @@ export function codePointLabel(cp: number): string {
   return `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
-/** A piece of a string: text that shows as itself, or hidden code points to mark. */
+/** A piece of a string: text that shows as itself, or what to mark in its place. */
 export type TextPiece =
   | { readonly kind: 'text'; readonly text: string }
   /** One hidden code point, `count` times in a row. */
@@ -95,15 +102,52 @@ export type TextPiece =
       readonly count: number;
     }
   /** A run of tag characters and the ASCII they spell (U+E0041 is a hidden `A`). */
-  | { readonly kind: 'tags'; readonly codePoints: readonly number[]; readonly decoded: string };
+  | { readonly kind: 'tags'; readonly codePoints: readonly number[]; readonly decoded: string }
+  /**
+   * Whitespace that pushes what follows out of view, collapsed: `blank_lines` is {@link
+   * MIN_BLANK_LINES} or more lines holding only spaces and tabs (`count` lines, each with its line
+   * break), `spaces` a run of spaces and tabs at least {@link MIN_SPACE_COLUMNS} columns wide
+   * (`count` columns, a tab as 8).
+   */
+  | { readonly kind: 'gap'; readonly run: 'blank_lines' | 'spaces'; readonly count: number }
+  /**
+   * Combining marks past the first {@link MAX_STACKED_MARKS} on one letter (the letter and those
+   * marks stay in the text before), which would draw over the lines around it.
+   */
+  | { readonly kind: 'stack'; readonly codePoints: readonly number[] };
+
+/** This many blank lines in a row, or more, are collapsed into one marker. */
+export const MIN_BLANK_LINES = 3;
+/** A run of spaces and tabs this many columns wide (a tab counts 8), or wider, is collapsed. */
+export const MIN_SPACE_COLUMNS = 40;
+/** Combining marks on one letter past this many are marked (Vietnamese stacks two). */
+export const MAX_STACKED_MARKS = 2;
+
+// What splitHidden marks, in order of precedence at one position: blank lines (only at a line's
+// start), a wide run of spaces, stacked nonspacing or enclosing marks that are not themselves
+// hidden (variation selectors and the grapheme joiner are marked as hidden), a hidden code point.
+const MARKED = new RegExp(
+  [
+    `(?<blank>(?<=^|\\n)(?:[ \\t\\r]*\\n){${MIN_BLANK_LINES},})`,
+    '(?<spaces>[ \\t]{5,})',
+    `(?<stack>(?:(?!\\p{Default_Ignorable_Code_Point})[\\p{Mn}\\p{Me}]){${MAX_STACKED_MARKS + 1},})`,
+    `(?<hidden>${HIDDEN_CLASS})`,
+  ].join('|'),
+  'gu',
+);
+
+const columns = (run: string): number => [...run].reduce((n, c) => n + (c === '\t' ? 8 : 1), 0);
 
 /**
- * Splits a string into the text that shows as itself and the hidden code points in it: runs of
- * one hidden code point are one piece with a count, and a run of tag characters is one piece with
- * the text it spells (`U+E0049 U+E0047…` → `IG…`), non-printing tags as `<U+E007F>`.
+ * Splits a string into the text that shows as itself and what to mark in its place: runs of one
+ * hidden code point are one piece with a count; a run of tag characters is one piece with the
+ * text it spells (`U+E0049 U+E0047…` → `IG…`), non-printing tags as `<U+E007F>`; blank lines and
+ * wide runs of spaces that would push the rest out of view are one `gap` piece with their count;
+ * combining marks stacked past {@link MAX_STACKED_MARKS} on one letter are one `stack` piece.
  *
  * @example
  * splitHidden('a\u200Bb') // [{ kind: 'text', text: 'a' }, { kind: 'hidden', codePoint: 0x200b, hidden: 'zero_width', count: 1 }, { kind: 'text', text: 'b' }]
+ * splitHidden('Hi.\n\n\n\n\nP.S.') // [{ kind: 'text', text: 'Hi.\n' }, { kind: 'gap', run: 'blank_lines', count: 4 }, { kind: 'text', text: 'P.S.' }]
  */
 export function splitHidden(value: string): TextPiece[] {
   const pieces: TextPiece[] = [];
@@ -114,14 +158,41 @@ export function splitHidden(value: string): TextPiece[] {
     pieces.push({ kind: 'tags', codePoints: tags, decoded: decodeTags(tags) });
     tags = [];
   };
-  for (const match of value.matchAll(HIDDEN_ALL)) {
+  const pushText = (text: string) => {
+    const previous = pieces[pieces.length - 1];
+    if (previous?.kind === 'text') pieces[pieces.length - 1] = { kind: 'text', text: previous.text + text };
+    else pieces.push({ kind: 'text', text });
+  };
+  for (const match of value.matchAll(MARKED)) {
+    const groups = match.groups!;
+    // A narrow run of spaces is text: the pattern only finds candidates.
+    if (groups['spaces'] !== undefined && columns(groups['spaces']) < MIN_SPACE_COLUMNS) continue;
     const index = match.index;
-    const cp = match[0].codePointAt(0)!;
     if (index > last) {
       flushTags();
-      pieces.push({ kind: 'text', text: value.slice(last, index) });
+      pushText(value.slice(last, index));
     }
     last = index + match[0].length;
+    if (groups['blank'] !== undefined || groups['spaces'] !== undefined) {
+      flushTags();
+      pieces.push(
+        groups['blank'] !== undefined
+          ? { kind: 'gap', run: 'blank_lines', count: groups['blank'].split('\n').length - 1 }
+          : { kind: 'gap', run: 'spaces', count: columns(match[0]) },
+      );
+      continue;
+    }
+    if (groups['stack'] !== undefined) {
+      flushTags();
+      const marks = [...match[0]];
+      pushText(marks.slice(0, MAX_STACKED_MARKS).join(''));
+      pieces.push({
+        kind: 'stack',
+        codePoints: marks.slice(MAX_STACKED_MARKS).map((m) => m.codePointAt(0)!),
+      });
+      continue;
+    }
+    const cp = match[0].codePointAt(0)!;
     const kind = hiddenKind(cp)!;
     // A run of tags, or of one hidden code point, is one piece: text in between was pushed above.
     if (kind === 'tag') {
@@ -137,7 +208,7 @@ export function splitHidden(value: string): TextPiece[] {
     }
   }
   flushTags();
-  if (last < value.length) pieces.push({ kind: 'text', text: value.slice(last) });
+  if (last < value.length) pushText(value.slice(last));
   return pieces;
 }
 
@@ -366,11 +437,29 @@ export type TextHazard =
       readonly scripts: readonly string[];
       /** Code points to look at, e.g. `['U+0456']`. */
       readonly odd: readonly string[];
+    }
+  | {
+      /** Blank lines or spaces that push the rest of the string out of view (shown collapsed). */
+      readonly kind: 'whitespace_run';
+      readonly path: string;
+      readonly run: 'blank_lines' | 'spaces';
+      /** Blank lines, or columns of spaces (a tab as 8). */
+      readonly count: number;
+    }
+  | {
+      /** Combining marks stacked on one letter past the two a script needs (Zalgo text). */
+      readonly kind: 'stacked_marks';
+      readonly path: string;
+      /** The first mark past the two, e.g. `U+0301`. */
+      readonly codePoint: string;
+      /** How many marks past the two. */
+      readonly count: number;
     };
 
 /**
- * Every hidden code point and suspicious word in a JSON value (keys included), each with the
- * path of the string that holds it: what an approver must be told before approving, and what an
+ * Every hidden code point, whitespace run that pushes text out of view, stack of combining marks
+ * and suspicious word in a JSON value (keys included), each with the path of the string that
+ * holds it: what an approver must be told before approving, and what an
  * API client rendering its own page must mark. At most `limit` hazards (default 100).
  */
 export function findTextHazards(value: unknown, path = '$', limit = 100): TextHazard[] {
@@ -395,6 +484,15 @@ export function findTextHazards(value: unknown, path = '$', limit = 100): TextHa
             hidden: 'tag',
             count: piece.codePoints.length,
             decoded: piece.decoded,
+          });
+        else if (piece.kind === 'gap')
+          out.push({ kind: 'whitespace_run', path: at, run: piece.run, count: piece.count });
+        else if (piece.kind === 'stack')
+          out.push({
+            kind: 'stacked_marks',
+            path: at,
+            codePoint: codePointLabel(piece.codePoints[0]!),
+            count: piece.codePoints.length,
           });
       }
       for (const word of suspiciousWords(withoutHidden(v))) {

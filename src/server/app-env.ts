@@ -16,6 +16,11 @@ export interface AppEnv {
   Variables: {
     /** Set by the authentication middleware; undefined for anonymous requests. */
     principal: Principal | undefined;
+    /**
+     * Set when the request's session cookie named a single-sign-on session that ended by time: the
+     * issuer of the provider the console sends the operator through again.
+     */
+    ssoEnded?: string;
     /** The CSP nonce of this response (set by the secure-headers middleware). */
     secureHeadersNonce?: string;
   };

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../engine/engine-context.js';
-import type { ProblemBody } from './http-problem.js';
+import { PROBLEM_MEDIA_TYPE, type ProblemBody, problemDetails } from '../http/http-problem.js';
 
 /** What the server answers a request Node's HTTP parser refused before the app saw it. */
 export interface ClientErrorAnswer {
@@ -43,12 +43,12 @@ function answer(
 
 /** The raw HTTP/1.1 response of {@link clientErrorAnswer}, closing the connection. */
 export function clientErrorResponse(answered: ClientErrorAnswer): string {
-  const json = JSON.stringify(answered.body);
+  const json = JSON.stringify(problemDetails(answered.status, answered.body));
   return (
     `HTTP/1.1 ${answered.status} ${STATUS_CODES[answered.status]}\r\n` +
     'Connection: close\r\n' +
-    // The API's refusals are `c.json(...)`: plain application/json, never cached.
-    'Content-Type: application/json\r\n' +
+    // The app's own refusals: RFC 9457 problem details, never cached.
+    `Content-Type: ${PROBLEM_MEDIA_TYPE}\r\n` +
     'Cache-Control: no-store\r\n' +
     `Content-Length: ${Buffer.byteLength(json)}\r\n` +
     '\r\n' +
@@ -64,7 +64,7 @@ interface ServerSocket extends Duplex {
 
 /**
  * A `clientError` listener for a node:http server: answers a request Node refused while parsing
- * it with the app's `{ reason, message }` JSON ({@link clientErrorAnswer}) instead of Node's bare,
+ * it with the app's problem details (`application/problem+json`) ({@link clientErrorAnswer}) instead of Node's bare,
  * bodiless response, then destroys the socket. A reset connection (`ECONNRESET`), one that can no
  * longer be written, or one whose response already started is just destroyed. Logs one warn
  * line with the error's code and the status answered, never request bytes.

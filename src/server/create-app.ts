@@ -12,9 +12,11 @@ import { authenticate, principalRecheck } from './auth/authenticate.js';
 import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
+import { operatorConsoleRoutes } from './console/operator-console-routes.js';
 import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
+import { HttpProblem } from '../http/http-problem.js';
 import { probeReadiness, type ReadinessReport } from './readiness.js';
 import { REQUEST_DEADLINE_MS, requestDeadline } from './request-deadline.js';
 
@@ -138,7 +140,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
   const ready =
     options.readiness ??
     probeReadiness(async () => {
-      await options.engine.list('countersign-readyz', { limit: 1 });
+      await options.engine.proposals.list('countersign-readyz', { limit: 1 });
       return 0;
     });
   // Readiness: take traffic only while the store answers and the background workers run.
@@ -158,8 +160,9 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
         .update(/^Bearer (.+)$/.exec(c.req.header('authorization') ?? '')?.[1] ?? '')
         .digest();
       if (!timingSafeEqual(given, expected)) {
-        c.header('WWW-Authenticate', 'Bearer realm="metrics"');
-        return c.json({ reason: 'unauthenticated', message: 'the metrics token is required' }, 401);
+        throw new HttpProblem(401, 'unauthenticated', 'the metrics token is required', {
+          headers: { 'WWW-Authenticate': 'Bearer realm="metrics"' },
+        });
       }
       c.header('Cache-Control', 'no-store');
       c.header('Content-Type', metrics.registry.contentType);
@@ -173,6 +176,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     '/api/v1',
     apiRoutes({
       engine: options.engine,
+      directory: options.directory,
       publicUrl,
       deliveries: options.deliveries,
       events: options.events,
@@ -183,6 +187,16 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
   options.mcp?.(app, { engine: options.engine, directory: options.directory, logger });
   app.route('/', liveInboxAssets());
   app.route('/', deliveryConsoleRoutes({ deliveries: options.deliveries, publicUrl }));
+  app.route(
+    '/',
+    operatorConsoleRoutes({
+      directory: options.directory,
+      publicUrl,
+      roles: [...new Set(['admin', ...options.engine.approverRoles, 'viewer'])],
+      sso: oidc !== undefined,
+      engine: options.engine,
+    }),
+  );
   app.route(
     '/',
     consoleRoutes({

@@ -8,16 +8,17 @@ import { StoreFaultError, storeFaultFields } from '../store/store-fault.js';
 import { newId } from '../engine/ids.js';
 import type { AppEnv } from './app-env.js';
 import { errorPage } from './console/pages/error-page.js';
-import { HttpProblem, type ProblemBody } from './http-problem.js';
+import { HttpProblem, PROBLEM_MEDIA_TYPE, type ProblemBody, problemDetails } from '../http/http-problem.js';
 
 // A request with an Authorization header is an API or MCP client (the console goes by its
-// cookie): its refusal is JSON wherever it was sent, e.g. a revoked agent token on /mcp, which
+// cookie): its refusal is problem JSON wherever it was sent, e.g. a revoked agent token on /mcp, which
 // the app's bearer check refuses before the MCP handler runs.
 function wantsJson(c: Context): boolean {
   return (
     c.req.path.startsWith('/api/') ||
     c.req.path === '/healthz' ||
     c.req.path === '/readyz' ||
+    c.req.path === '/metrics' ||
     c.req.header('authorization') !== undefined
   );
 }
@@ -30,7 +31,10 @@ function respond(
 ): Response {
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
   c.header('Cache-Control', 'no-store');
-  if (wantsJson(c)) return c.json(body, status);
+  if (wantsJson(c))
+    return c.body(JSON.stringify(problemDetails(status, body)), status, {
+      'Content-Type': PROBLEM_MEDIA_TYPE,
+    });
   const principal = c.get('principal');
   return c.html(
     errorPage({
@@ -46,8 +50,9 @@ function respond(
 }
 
 /**
- * The one place errors become responses. An {@link HttpProblem} answers with its status and
- * `{ reason, message, … }` (a page for console paths). Anything else is a bug: it is logged with a
+ * The one place errors become responses. An {@link HttpProblem} answers with its status and an
+ * RFC 9457 `application/problem+json` body `{ type, title, status, detail, reason, message, … }`
+ * (see {@link problemDetails}; a page for console paths). Anything else is a bug: it is logged with a
  * correlation id, and the client gets `500 { reason: 'internal_error', correlationId }` with no stack.
  * A value no store can keep exactly ({@link UnstorableValueError}) is the request's fault:
  * `422 { reason: 'invalid_request' }` naming the column. A store that is unavailable for a while

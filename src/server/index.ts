@@ -9,25 +9,39 @@ export { type AppExtensionContext, type CountersignAppOptions, createCountersign
 export {
   type ConsoleSession,
   type DirectoryOptions,
+  type EndedSession,
   type LoginLimit,
   type LoginResult,
   normalizeEmail,
   type OperatorInfo,
   PrincipalDirectory,
   type ProviderSignInResult,
+  type SessionLookup,
   type TrustedDevice,
 } from './directory/principal-directory.js';
+export type {
+  OperatorAccount,
+  OperatorChange,
+  OperatorUpdateResult,
+  ProviderRoleRemoval,
+} from './directory/operator-accounts.js';
 export { hashPassword, type PasswordHashOptions, verifyPassword } from './directory/password.js';
+export { HttpProblem, ListenError } from './errors.js';
 export {
-  HttpProblem,
+  PROBLEM_MEDIA_TYPE,
+  PROBLEM_TITLES,
+  PROBLEM_TYPE_PREFIX,
   type ProblemBody,
+  type ProblemDetails,
   type ProblemReason,
   type ProblemStatus,
+  problemType,
   refusalStatus,
   SERVER_REASONS,
   type ServerReason,
-} from './http-problem.js';
+} from '../http/http-problem.js';
 export { openApiDocument } from './api/openapi.js';
+export { findTextHazards, type TextHazard } from '../operation/text-hazards.js';
 export { type EventStreamOptions, EventStreams } from './api/event-streams.js';
 export { type LiveEvent, readLiveEvents } from '../notify/live-feed.js';
 export {
@@ -42,7 +56,7 @@ export {
   type ServeConfig,
   type ServeTimeouts,
 } from './serve-config.js';
-export { ListenError, type RunningServer, type StartServerOptions, startServer } from './start-server.js';
+export { type RunningServer, type StartServerOptions, startServer } from './start-server.js';
 export {
   type ReadinessCheck,
   type ReadinessOptions,
@@ -52,12 +66,21 @@ export {
 export {
   approverEmails,
   createNotifications,
+  emailRecipients,
   type NotificationDeps,
+  type NotifiedOperator,
   type Notifications,
+  tenantApprovers,
 } from '../notify/notifications.js';
+export type { NotificationApprovals, NotificationField } from '../notify/notification-facts.js';
 export { createDispatcher, type Dispatcher, type DispatcherOptions } from '../notify/dispatcher.js';
 export { type DeliveryAdmin, type DeliveryView, deliveryAdmin } from '../notify/deliveries.js';
-export { type EmailContext, type EmailTarget, emailSender } from '../notify/email-sender.js';
+export {
+  type EmailContext,
+  type EmailNotice,
+  type EmailTarget,
+  emailSender,
+} from '../notify/email-sender.js';
 export type { LifecycleEvent, LifecycleEventType } from '../notify/lifecycle-event.js';
 export {
   type NotificationsConfig,

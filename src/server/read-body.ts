@@ -1,7 +1,8 @@
 import type { Context } from 'hono';
 import { JsonParseError } from '../canonical/errors.js';
 import { type JsonValue, parseJson } from '../canonical/parse-json.js';
-import { HttpProblem } from './http-problem.js';
+import { bodyTooLarge, HttpProblem } from '../http/http-problem.js';
+import { readBoundedBody } from '../http/read-bounded-body.js';
 
 /** Largest JSON body the API reads. */
 export const MAX_JSON_BYTES = 64 * 1024;
@@ -15,26 +16,11 @@ async function readLimited(
   maxBytes: number,
   reason: 'invalid_json' | 'invalid_form',
 ): Promise<string> {
-  const tooLarge = () => new HttpProblem(400, reason, `the body is larger than ${maxBytes} bytes`);
-  const declared = c.req.header('content-length');
-  if (declared !== undefined && Number(declared) > maxBytes) throw tooLarge();
-  const body = c.req.raw.body;
-  if (!body) return '';
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
+  const body = await readBoundedBody(c.req.raw, maxBytes);
+  if (body.kind === 'too_large') throw bodyTooLarge(maxBytes);
+  if (body.kind === 'broken') throw new HttpProblem(400, reason, 'the request body was cut off');
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(body.bytes);
   } catch {
     throw new HttpProblem(400, reason, 'the body is not valid UTF-8');
   }
@@ -91,10 +77,11 @@ function findProtoKey(value: JsonValue, path: string): string | undefined {
 
 /**
  * Reads a request body as strict JSON: `application/json` with no charset or UTF-8's (else 415
- * `unsupported_media_type`: JSON is UTF-8, RFC 8259 §8.1), at most {@link MAX_JSON_BYTES}, valid
+ * `unsupported_media_type`: JSON is UTF-8, RFC 8259 §8.1), at most {@link MAX_JSON_BYTES} (else 413
+ * `body_too_large`, counted as the body streams), valid
  * UTF-8, parsed by the foundation's `parseJson` (duplicate keys, unsafe numbers, lone surrogates and nesting deeper
  * than {@link MAX_JSON_DEPTH} are refused) and no `__proto__` key anywhere. Every refusal is a
- * 400 `invalid_json`, never a 500.
+ * 400 `invalid_json`, never a 500; the JSON fault is the body's `jsonError` (`duplicate_key`, `too_deep`…).
  */
 export async function readJsonBody(c: Context): Promise<JsonValue> {
   if (mediaType(c) !== 'application/json') {
@@ -107,21 +94,21 @@ export async function readJsonBody(c: Context): Promise<JsonValue> {
     value = parseJson(text, { maxDepth: MAX_JSON_DEPTH, maxLength: MAX_JSON_BYTES });
   } catch (error) {
     if (error instanceof JsonParseError)
-      throw new HttpProblem(400, 'invalid_json', error.message, { extra: { detail: error.reason } });
+      throw new HttpProblem(400, 'invalid_json', error.message, { extra: { jsonError: error.reason } });
     throw error;
   }
   const proto = findProtoKey(value, '$');
   if (proto)
     throw new HttpProblem(400, 'invalid_json', `${proto}: the key "__proto__" is not accepted`, {
-      extra: { detail: 'proto_key' },
+      extra: { jsonError: 'proto_key' },
     });
   return value;
 }
 
 /**
  * Reads an `application/x-www-form-urlencoded` console form (UTF-8: a declared charset other than
- * UTF-8 is 415 `unsupported_media_type`), at most {@link MAX_FORM_BYTES}. A field sent twice, or a
- * NUL character anywhere, is refused (`invalid_form`), never silently merged or passed on.
+ * UTF-8 is 415 `unsupported_media_type`), at most {@link MAX_FORM_BYTES} (else 413
+ * `body_too_large`, counted as the body streams). A field sent twice, or a NUL character anywhere, is refused (`invalid_form`), never silently merged or passed on.
  */
 export async function readFormBody(c: Context): Promise<ReadonlyMap<string, string>> {
   if (mediaType(c) !== 'application/x-www-form-urlencoded') {

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './app-env.js';
-import { HttpProblem } from './http-problem.js';
+import { HttpProblem } from '../http/http-problem.js';
 
 /** Default of `CountersignAppOptions.requestDeadlineMs`. */
 export const REQUEST_DEADLINE_MS = 15_000;

@@ -22,6 +22,12 @@ export interface AuthenticationConfig {
   /** A browser stays a trusted device this long after its last sign-in (default 30 days). */
   readonly trustedDeviceMs?: number;
   /**
+   * A console session opened through the identity provider ends this long after its sign-in
+   * (default 1 hour); the console then sends the operator through the provider again, which
+   * vouches for their tenant and roles anew.
+   */
+  readonly providerSessionMaxMs?: number;
+  /**
    * The URL operators reach the server at, e.g. `https://approvals.example.com`, when it is behind
    * a proxy (approval links, Origin check, cookie security). Without it, approval links handed to
    * agents name the listen address (`http://127.0.0.1:8787`), never the request's `Host` header.
@@ -29,7 +35,7 @@ export interface AuthenticationConfig {
   readonly publicUrl?: string;
   /**
    * Roles that may decide (default `['approver', 'admin']`). The one setting: it configures the
-   * engine, and the console and API ask the engine (`engine.mayDecide`).
+   * engine, and the console and API ask the engine (`engine.proposals.mayDecide`).
    */
   readonly approverRoles?: readonly string[];
   /**

@@ -56,5 +56,19 @@ export function approvalUrl(
   publicUrl: URL | undefined,
   proposal: { readonly id: string; readonly runId: string },
 ): string {
-  return `${linkOrigin(c, publicUrl) ?? ''}/proposals/${proposal.id}?run=${encodeURIComponent(proposal.runId)}`;
+  return approvalLink(linkOrigin(c, publicUrl) ?? '', proposal);
+}
+
+/**
+ * The console page of a proposal on `origin` (no trailing slash), carrying its run id: the link
+ * the API, notifications and the MCP tools hand out.
+ *
+ * @example
+ * approvalLink('https://approvals.example.com', p); // 'https://approvals.example.com/proposals/prp_…?run=run-7'
+ */
+export function approvalLink(
+  origin: string,
+  proposal: { readonly id: string; readonly runId: string },
+): string {
+  return `${origin}/proposals/${proposal.id}?run=${encodeURIComponent(proposal.runId)}`;
 }

@@ -1,11 +1,12 @@
 /**
  * `countersign/store`: what a third-party store implements. A backend implements {@link Store}
  * (transactions, reads, migrations) over the records below, and proves itself with the shared
- * conformance suite: `storeConformance(makeStore)` (here, and in `countersign/testing`) returns the
- * cases every backend must pass — the SQLite and PostgreSQL stores run the same ones.
+ * conformance suite in `countersign/testing`: `storeConformance(makeStore)` returns the cases every
+ * backend must pass — the SQLite and PostgreSQL stores run the same ones.
  *
  * @example
- * import { type Store, storeConformance } from 'countersign/store';
+ * import type { Store } from 'countersign/store';
+ * import { storeConformance } from 'countersign/testing';
  * for (const c of storeConformance(() => new MyStore())) it(c.name, c.run);
  *
  * @packageDocumentation
@@ -25,7 +26,9 @@ export type {
   StoreHealth,
   StoreReader,
   StoreTransaction,
-  TransactionOptions,
+  AuditHeadState,
+  ChainedBatch,
+  QueuedAuditEntry,
 } from './store.js';
 export {
   type ApprovalRecord,
@@ -42,7 +45,7 @@ export {
 } from './records.js';
 export type { Outcome } from '../operation/outcome.js';
 export type { LocalTransaction } from '../operation/define-operation.js';
-export { type RenderedSql, type SqlDialect, SqlQuery, sql } from './sql/sql.js';
+export { type RenderedSql, type SqlDialect, SqlQuery, sql } from '../sql/sql.js';
 export {
   AUDIT_STEPS,
   type AuditDigests,
@@ -50,9 +53,17 @@ export {
   type AuditEventDraft,
   type AuditStep,
   type ChainHead,
+  type ChainedAuditEvent,
+  type PendingAuditEvent,
   type QueuedAuditEvent,
 } from '../audit/event.js';
 export { type AuditChainer, auditChainer } from '../audit/chain.js';
-export { CorruptAuditChainError, StoreClosedError, StoreUnavailableError } from './store-errors.js';
-export { StoreFaultError, type StoreFaultCondition } from './store-fault.js';
-export { type ConformanceCase, sampleProposal, storeConformance } from '../testing/store-conformance.js';
+export {
+  CorruptAuditChainError,
+  StoreClosedError,
+  StoredFormatError,
+  StoreFaultError,
+  type StoreFaultCondition,
+  StoreUnavailableError,
+  UnstorableValueError,
+} from './errors.js';

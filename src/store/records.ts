@@ -1,16 +1,7 @@
 import type { Outcome } from '../operation/outcome.js';
+import type { AttemptStatus, ProposalStatus } from '../records/status.js';
 
-/** Where a proposal is in its lifecycle. */
-export type ProposalStatus =
-  | 'pending'
-  | 'executing'
-  | 'succeeded'
-  | 'needs_reconciliation'
-  | 'revision_required'
-  | 'terminal_failure'
-  | 'declined'
-  | 'superseded'
-  | 'expired';
+export type { AttemptStatus, ProposalStatus };
 
 /** Every proposal status, in lifecycle order. */
 export const PROPOSAL_STATUSES: readonly ProposalStatus[] = [
@@ -112,12 +103,6 @@ export type ProposalPatch = Partial<
   >
 >;
 
-/**
- * Where an attempt is. `executing` attempts hold a lease; `abandoned` ones were taken over by a
- * recovery sweep after their lease ended (their worker can no longer commit).
- */
-export type AttemptStatus = 'executing' | 'completed' | 'needs_reconciliation' | 'abandoned';
-
 /** One claimed execution of an approved proposal. */
 export interface AttemptRecord {
   readonly tenant: string;
@@ -183,8 +168,9 @@ export interface GrantRecord {
   readonly revokedBy: string | null;
   readonly note: string | null;
   /**
-   * True only when the grant explicitly says it may approve proposals whose policy needs more than
-   * one approval; otherwise such a proposal is `outside_grant` and waits for its approvers.
+   * Retired: grants made before it was withdrawn may hold true. It is kept because the seal covers
+   * it, and never honored: a grant approves no proposal whose policy needs more than one approval.
+   * New grants store false.
    */
   readonly satisfiesQuorum: boolean;
   /**

@@ -1,5 +1,5 @@
 import type { AuditEvent, QueuedAuditEvent } from '../audit/event.js';
-import { type SqlQuery, sql } from './sql/sql.js';
+import { type SqlQuery, sql } from '../sql/sql.js';
 import type { AuditQuery, QueuedAuditRow } from './store.js';
 import { JsonParseError } from '../canonical/errors.js';
 import { parseStoredJson } from '../canonical/stored-json.js';

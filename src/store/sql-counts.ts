@@ -1,4 +1,4 @@
-import { type SqlQuery, sql } from './sql/sql.js';
+import { type SqlQuery, sql } from '../sql/sql.js';
 import type { ProposalCountQuery, ProposalCounts } from './store.js';
 
 // Larger than any count a store holds, and a valid integer parameter on both backends.

@@ -1,5 +1,5 @@
 import { APPROVAL_COLUMNS, GRANT_COLUMNS } from './sql-columns.js';
-import { type SqlQuery, sql, valuesStatement } from './sql/sql.js';
+import { type SqlQuery, sql, valuesStatement } from '../sql/sql.js';
 import type { GrantQuery, GrantStateSeal } from './store.js';
 
 type GrantCursor = NonNullable<GrantQuery['before']>;
@@ -56,6 +56,10 @@ export const GRANT_SQL = Object.freeze({
   ),
   listApprovals: (tenant: string, proposalId: string): SqlQuery =>
     sql`SELECT * FROM countersign_approvals WHERE tenant = ${tenant} AND proposal_id = ${proposalId} ORDER BY at, approver`,
+  listPendingApprovals: (tenant: string): SqlQuery =>
+    sql`SELECT a.* FROM countersign_approvals a JOIN countersign_proposals p ON p.tenant = a.tenant AND p.id = a.proposal_id WHERE a.tenant = ${tenant} AND p.status = 'pending' ORDER BY a.proposal_id, a.at, a.approver`,
+  deleteApproval: (tenant: string, proposalId: string, approver: string): SqlQuery =>
+    sql`DELETE FROM countersign_approvals WHERE tenant = ${tenant} AND proposal_id = ${proposalId} AND approver = ${approver}`,
   revoke: (tenant: string, id: string, revoke: { readonly by: string; readonly now: number }): SqlQuery =>
     sql`UPDATE countersign_grants SET revoked_at = ${revoke.now}, revoked_by = ${revoke.by} WHERE tenant = ${tenant} AND id = ${id} AND revoked_at IS NULL`,
   /** `revoke`, resealed: only while the usage is still the one the new seal was computed from. */

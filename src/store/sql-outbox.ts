@@ -1,5 +1,5 @@
 import type { LocalTransaction } from '../operation/define-operation.js';
-import { sql, valuesStatement } from './sql/sql.js';
+import { sql, valuesStatement } from '../sql/sql.js';
 import type { StoreCapabilities, StoreTransaction } from './store.js';
 
 /** Where a notification can go. */
@@ -21,7 +21,7 @@ export interface OutboxRecord {
   readonly id: string;
   readonly eventId: string;
   readonly channel: NotificationChannel;
-  /** `proposal.created`, `proposal.decided` or `proposal.outcome`. */
+  /** `proposal.created`, `proposal.approval_given`, `proposal.decided` or `proposal.outcome`. */
   readonly type: string;
   readonly proposalId: string;
   /** Canonical JSON of the payload as written (without the approval URL, built at delivery). */
@@ -117,7 +117,7 @@ export interface AttemptResult {
 /**
  * The outbox statements, run through a store transaction's `local` SQL (the `sql` tag), so
  * SQLite and PostgreSQL run the same statements. Every statement names its tenant except the claim,
- * which (like the expiry sweep) serves every tenant.
+ * the resume and the prune, which (like the expiry sweep) serve every tenant.
  */
 export interface Outbox {
   insert(record: OutboxRecord): Promise<void>;
@@ -136,6 +136,13 @@ export interface Outbox {
   }): Promise<OutboxRecord[]>;
   /** Records an attempt's result; applies only while `owner` still holds the lease. */
   finish(tenant: string, id: string, owner: string, result: AttemptResult): Promise<boolean>;
+  /**
+   * Makes every waiting retry of `channel` (in every tenant, like the claim: a channel's endpoint
+   * is the server's) due at `now`: called when the endpoint answers again, so a backlog left by an
+   * outage is sent at once instead of on its retry schedule (up to an hour later). Deliveries held
+   * by a dispatcher are left alone; attempts and the retry budget are unchanged. Returns how many.
+   */
+  resume(channel: NotificationChannel, now: number): Promise<number>;
   /** Queues a finished (delivered, skipped or dead) delivery again, due at `now` with a fresh retry budget (same event id). */
   redeliver(tenant: string, id: string, now: number): Promise<boolean>;
   /**
@@ -198,6 +205,12 @@ export function outboxOf(
         sql`UPDATE countersign_outbox SET status = ${result.status}, attempts = attempts + 1, next_at = ${result.nextAt}, last_error = ${result.lastError}, last_attempt_at = ${result.at}, delivered_at = ${delivered}, lease_until = NULL, lease_owner = NULL WHERE tenant = ${tenant} AND id = ${id} AND lease_owner = ${owner} AND status = 'pending'`,
       );
       return changes === 1;
+    },
+    resume: async (channel, now) => {
+      const { changes } = await local.run(
+        sql`UPDATE countersign_outbox SET next_at = ${now} WHERE status = 'pending' AND next_at > ${now} AND channel = ${channel} AND attempts > 0 AND (lease_until IS NULL OR lease_until <= ${now})`,
+      );
+      return changes;
     },
     redeliver: async (tenant, id, now) => {
       const { changes } = await local.run(

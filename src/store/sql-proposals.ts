@@ -1,5 +1,5 @@
 import type { ProposalStatus } from './records.js';
-import { type SqlQuery, sql } from './sql/sql.js';
+import { type SqlQuery, sql } from '../sql/sql.js';
 import type { ProposalFilter, ProposalQuery, ProposalSort } from './store.js';
 
 /** The SQL that differs between backends for reading inside the stored preview JSON. */

@@ -1,5 +1,4 @@
-import type { AuditChainer } from '../audit/chain.js';
-import type { AuditEvent, AuditStep, ChainHead, QueuedAuditEvent } from '../audit/event.js';
+import type { AuditEvent, AuditStep, ChainHead, PendingAuditEvent } from '../audit/event.js';
 import type { LocalTransaction } from '../operation/define-operation.js';
 import type {
   ApprovalRecord,
@@ -127,18 +126,6 @@ export interface StoreCapabilities {
   readonly skipLocked?: boolean;
 }
 
-/** How {@link Store.transaction} ends where it queued audit events (see {@link StoreTransaction.appendAudit}). */
-export interface TransactionOptions {
-  /**
-   * Resolve at the commit and chain what the transaction queued in the background: the caller does
-   * not wait for the chaining pass, its queued events read `seq` 0 until the pass fills them in,
-   * and the store's `read()` and `close()` wait for the passes its commits started (a process reads
-   * its own events chained). Default false: resolve once they are chained. A store that never
-   * queues may ignore it.
-   */
-  readonly chainInBackground?: boolean;
-}
-
 /**
  * A store persists proposals, attempts and audit events. The engine never imports a backend; a
  * backend implements this interface in its own folder and passes the conformance suite in
@@ -154,7 +141,7 @@ export interface Store {
    * A backend may run `fn` again after a deadlock or serialization failure, so `fn` must have no
    * effects outside the transaction.
    */
-  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  transaction<T>(fn: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /**
    * Runs read-only `fn` without taking the write lock (SQLite: no BEGIN IMMEDIATE; PostgreSQL:
    * autocommit reads on one connection). Several reads are not one snapshot: decisions are always
@@ -162,13 +149,12 @@ export interface Store {
    */
   read<T>(fn: (reader: StoreReader) => Promise<T>): Promise<T>;
   /**
-   * Chains every audit event still queued (see {@link StoreTransaction.appendAudit}), of one
-   * tenant or of all: what a crash between a commit and its chaining left behind. Returns how many
-   * were chained; queued events the chainer refuses (a seal its key did not make) stay queued, and
-   * so does a tenant's whole queue while its chain holds an event the store did not write where the
-   * next one goes (see {@link StoreTransaction.appendAudit}).
+   * Optional: work in this process that the store's reads should see finished, such as the
+   * ledger's chaining after a commit whose caller went on (`src/ledger/`): each `read()` first
+   * waits for what was handed in, for a second at most (that work may wait on another process), so
+   * a process reads its own events chained; `close()` waits for all of it. `work` never rejects.
    */
-  chainQueued(chainer: AuditChainer, options?: { readonly tenant?: string }): Promise<number>;
+  finishBeforeReads?(work: Promise<void>): void;
   /**
    * Optional: reaches the database with one cheap statement and says whether its schema is current
    * (what `GET /readyz` reports). Throws like any read when the database is unavailable. A store
@@ -203,6 +189,8 @@ export type StoreReader = Pick<
   | 'auditHead'
   | 'auditTenants'
   | 'listQueuedAudit'
+  | 'queuedAuditTenants'
+  | 'getAuditEvents'
   | 'listApprovals'
 >;
 
@@ -232,8 +220,36 @@ export interface GrantHistory {
 
 /** An audit event waiting to be chained, with the seal it was queued under. */
 export interface QueuedAuditRow {
-  readonly event: QueuedAuditEvent;
+  readonly event: PendingAuditEvent;
   readonly seal: string | null;
+}
+
+/** A queued audit event as the ledger reads it to chain it. */
+export interface QueuedAuditEntry extends QueuedAuditRow {
+  /** Its place in the queue: events are chained in this order. */
+  readonly n: number;
+  /** True when the chain already holds an event with this id (a copy inserted again). */
+  readonly replayed: boolean;
+}
+
+/** A tenant's chain head as a transaction took it (see {@link StoreTransaction.takeAuditHead}). */
+export interface AuditHeadState {
+  /** The head as stored; undefined before the tenant's first event. */
+  readonly head: ChainHead | undefined;
+  /** Whether events wait in the tenant's queue. */
+  readonly waiting: boolean;
+}
+
+/** Chained events to write at the end of a tenant's chain, with what they move (see {@link StoreTransaction.writeChainedAudit}). */
+export interface ChainedBatch {
+  /** Linked in order onto the head the transaction took: the first at its `seq` + 1. */
+  readonly events: readonly AuditEvent[];
+  /** The head after the last of them. */
+  readonly head: ChainHead;
+  /** Queue places (`n`) these events came from, deleted in the same write. */
+  readonly dequeue: readonly number[];
+  /** Also read the queue again after the write, at most this many rows (what the write left). */
+  readonly readNext?: number;
 }
 
 /** The operations available inside a store transaction. Every query names its tenant. */
@@ -328,24 +344,47 @@ export interface StoreTransaction {
   /** The approvals recorded for one proposal, oldest first. */
   listApprovals(tenant: string, proposalId: string): Promise<ApprovalRecord[]>;
   /**
-   * Appends one audit event to its tenant's chain, linked by `chainer`. Where the whole database
-   * is locked for writing (SQLite), the event is chained now. Where rows lock (PostgreSQL), the
-   * transaction's events are chained just before its commit, when it can take the tenant's chain
-   * head then: the head is held only for that last statement and the commit. Where the head is
-   * held (by another process, or by another of this store's transactions or passes), the events
-   * are queued instead, committed with the transaction, and chained by a pass right after, in one
-   * batch with the others queued meanwhile, so one tenant's transactions do not wait on each
-   * other's commits. A queued event is returned with `seq` 0 and empty hashes,
-   * filled in before `transaction()` resolves, or, with `chainInBackground`, once it is chained.
-   *
-   * Where the chain's next place already holds an event the store did not write (a database writer
-   * inserted it), throws `CorruptAuditChainError` (where rows lock, from the commit that would
-   * chain or queue the event), so the transaction rolls back, without a failed statement; a
-   * queuing transaction is refused the same way before it commits when its tenant's chain holds
-   * such an event. One committed before it (after its queue row was written) leaves its event
-   * queued, never chained on top of the foreign one.
+   * Removes one approver's approval of a proposal (withdrawn: the approver may no longer decide).
+   * Returns whether a row was removed.
    */
-  appendAudit(tenant: string, event: QueuedAuditEvent, chainer: AuditChainer): Promise<AuditEvent>;
+  deleteApproval(tenant: string, proposalId: string, approver: string): Promise<boolean>;
+  /** The approvals given to the tenant's pending proposals, by proposal, then oldest first. */
+  listPendingApprovals(tenant: string): Promise<ApprovalRecord[]>;
+  /**
+   * Takes a tenant's chain head for this transaction, with whether events wait in its queue: the
+   * ledger's (`src/ledger/`) first step to chain. Where rows lock, the head row stays locked until
+   * the transaction ends: `wait` waits for another holder (and creates the row before the tenant's
+   * first event), `pass` also lets the commit skip its WAL flush (what it writes was durable
+   * already, in the queue), `skip` answers undefined at once when another transaction holds it or
+   * it does not exist yet. Where the whole database is locked for writing, the head is read.
+   */
+  takeAuditHead(tenant: string, how: 'wait' | 'skip' | 'pass'): Promise<AuditHeadState | undefined>;
+  /**
+   * What waits in a tenant's queue, oldest first, at most `limit` rows, leaving out the places
+   * `except` (the ones this transaction has just dequeued).
+   */
+  readAuditQueue(tenant: string, limit: number, except?: readonly number[]): Promise<QueuedAuditEntry[]>;
+  /**
+   * Writes chained events at the end of a tenant's chain, whose head this transaction took, with
+   * the new head, and deletes the queue places they came from: one statement where the backend
+   * can. An event whose place (`seq`) is already taken is skipped, not written, so `written` less
+   * than the events given means the chain holds an event the ledger did not write there (the
+   * ledger then throws and the transaction rolls back).
+   */
+  writeChainedAudit(
+    tenant: string,
+    batch: ChainedBatch,
+  ): Promise<{ readonly written: number; readonly next: QueuedAuditEntry[] }>;
+  /**
+   * Queues events, with their seals, to be chained after this transaction commits. Throws
+   * `CorruptAuditChainError` when a queued event's tenant has an event past its stored head (one
+   * the ledger did not write), so the transaction rolls back before it commits.
+   */
+  enqueueAudit(rows: readonly QueuedAuditRow[]): Promise<void>;
+  /** The chained events of a tenant with these ids (in no particular order; missing ones are left out). */
+  getAuditEvents(tenant: string, ids: readonly string[]): Promise<AuditEvent[]>;
+  /** Every tenant with events waiting in its queue. */
+  queuedAuditTenants(): Promise<string[]>;
   /** A tenant's audit events still waiting to be chained, oldest first. */
   listQueuedAudit(tenant: string, limit: number): Promise<QueuedAuditRow[]>;
   /** One page of a tenant's events in chain order (see {@link AuditQuery}). */

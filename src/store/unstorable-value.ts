@@ -17,7 +17,7 @@ export function isStorableText(text: string): boolean {
  *
  * @example
  * try {
- *   await engine.decline({ tenant, proposalId, actor, reason: 'bad\u0000note' });
+ *   await engine.proposals.decline({ tenant, proposalId, actor, reason: 'bad\u0000note' });
  * } catch (error) {
  *   if (error instanceof UnstorableValueError) console.error(error.column); // 'decision_note'
  * }

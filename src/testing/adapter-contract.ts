@@ -15,7 +15,7 @@ import type {
   ProposalFacts,
 } from '../operation/define-operation.js';
 import { formatIssues } from '../operation/issues.js';
-import type { SqlQuery } from '../store/sql/sql.js';
+import type { SqlQuery } from '../sql/sql.js';
 import {
   type ArgumentsOf,
   approvedScopeOf,

@@ -23,8 +23,8 @@ export {
   mutationSuite,
   rotateText,
   type SuiteCase,
-  TestingKitError,
 } from './mutation-suite.js';
+export { TestingKitError } from './errors.js';
 export {
   type PresentationSuiteOptions,
   type PreviewOf,

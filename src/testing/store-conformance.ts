@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { auditChainer } from '../audit/chain.js';
-import type { AuditEventDraft } from '../audit/event.js';
-import { sql } from '../store/sql/sql.js';
+import type { AuditEvent, AuditEventDraft, PendingAuditEvent } from '../audit/event.js';
+import { AuditLedger } from '../ledger/audit-ledger.js';
+import { sql } from '../sql/sql.js';
 import { UnstorableValueError } from '../store/unstorable-value.js';
 import {
   PROPOSAL_FORMAT_VERSION,
@@ -105,6 +106,18 @@ function sampleGrant(overrides: Partial<GrantRecord> = {}): GrantRecord {
     seal: null,
     ...overrides,
   };
+}
+
+/** Appends one event in a transaction of its own and answers it as chained (see `TransactionOptions.onChained`). */
+async function appendChained(store: Store, event: PendingAuditEvent): Promise<AuditEvent> {
+  let chained: readonly AuditEvent[] = [];
+  await new AuditLedger(store, NO_SEAL).transaction(async (_tx, audit) => audit.append(event), {
+    onChained: (events) => {
+      chained = events;
+    },
+  });
+  assert.equal(chained.length, 1, 'onChained reports the event once it is chained');
+  return chained[0]!;
 }
 
 function draft(tenant: string, proposalId: string, step: AuditEventDraft['step']): AuditEventDraft {
@@ -293,13 +306,9 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
     withStore('a transaction that throws leaves nothing behind', async (store) => {
       const record = sampleProposal();
       await assert.rejects(
-        store.transaction(async (tx) => {
+        new AuditLedger(store, NO_SEAL).transaction(async (tx, audit) => {
           await tx.insertProposal(record);
-          await tx.appendAudit(
-            'acme',
-            { ...draft('acme', record.id, 'proposed'), id: 'evt_rollback' },
-            NO_SEAL,
-          );
+          audit.append({ ...draft('acme', record.id, 'proposed'), id: 'evt_rollback' });
           throw new Error('boom');
         }),
         /boom/,
@@ -686,13 +695,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         ['acme', 'approved'],
       ] as const) {
         appended.push(
-          await store.transaction((tx) =>
-            tx.appendAudit(
-              tenant,
-              { ...draft(tenant, 'prp_x', step), id: `evt_${appended.length}` },
-              NO_SEAL,
-            ),
-          ),
+          await appendChained(store, {
+            ...draft(tenant, 'prp_x', step),
+            id: `evt_${appended.length}`,
+          }),
         );
       }
       assert.deepEqual(
@@ -723,16 +729,10 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       async (store) => {
         // Two proposals interleaved, refusals between the decisions: the shape a refusal flood leaves.
         const steps = ['proposed', 'denied', 'denied', 'approved', 'denied', 'claimed', 'outcome'] as const;
-        await store.transaction(async (tx) => {
-          for (const [i, step] of steps.entries()) {
-            for (const proposalId of ['prp_a', 'prp_b']) {
-              await tx.appendAudit(
-                'acme',
-                { ...draft('acme', proposalId, step), id: `evt_p${i}${proposalId}` },
-                NO_SEAL,
-              );
-            }
-          }
+        await new AuditLedger(store, NO_SEAL).transaction(async (_tx, audit) => {
+          for (const [i, step] of steps.entries())
+            for (const proposalId of ['prp_a', 'prp_b'])
+              audit.append({ ...draft('acme', proposalId, step), id: `evt_p${i}${proposalId}` });
         });
         const all = await store.transaction((tx) =>
           tx.listAudit('acme', { proposalId: 'prp_a', limit: 100 }),
@@ -781,20 +781,30 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         );
       },
     ),
-    withStore('concurrent audit appends never fork a chain', async (store) => {
-      await Promise.all(
-        Array.from({ length: 25 }, (_, i) =>
-          store.transaction((tx) =>
-            tx.appendAudit('acme', { ...draft('acme', 'prp_x', 'proposed'), id: `evt_c${i}` }, NO_SEAL),
+    withStore(
+      'concurrent audit appends never fork a chain, and each is reported as chained',
+      async (store) => {
+        const reported: AuditEvent[] = [];
+        await Promise.all(
+          Array.from({ length: 25 }, (_, i) =>
+            new AuditLedger(store, NO_SEAL).transaction(
+              async (_tx, audit) => audit.append({ ...draft('acme', 'prp_x', 'proposed'), id: `evt_c${i}` }),
+              { onChained: (chained) => reported.push(...chained) },
+            ),
           ),
-        ),
-      );
-      const events = await store.transaction((tx) => tx.listAudit('acme', { limit: 100 }));
-      assert.deepEqual(
-        events.map((e) => e.seq),
-        Array.from({ length: 25 }, (_, i) => i + 1),
-      );
-    }),
+        );
+        const events = await store.transaction((tx) => tx.listAudit('acme', { limit: 100 }));
+        assert.deepEqual(
+          events.map((e) => e.seq),
+          Array.from({ length: 25 }, (_, i) => i + 1),
+        );
+        // Reported before each transaction() resolved, exactly as the chain holds them.
+        assert.deepEqual(
+          [...reported].sort((a, b) => a.seq - b.seq),
+          events,
+        );
+      },
+    ),
     withStore('quorum approvals: one per approver, listed oldest first, tenant-scoped', async (store) => {
       const p = sampleProposal({ policyJson: '{"required":2,"roles":[]}' });
       const approval = (approver: string, at: number, tenant = p.tenant) => ({
@@ -822,6 +832,27 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       assert.deepEqual(await store.read((r) => r.listApprovals('globex', p.id)), [
         approval('user:ada', 40, 'globex'),
       ]);
+      // Only approvals of pending proposals, of the tenant asked about.
+      assert.deepEqual(await store.transaction((tx) => tx.listPendingApprovals(p.tenant)), [
+        approval('user:ada', 10),
+        approval('user:bob', 20),
+      ]);
+      assert.equal(await store.transaction((tx) => tx.deleteApproval('globex', p.id, 'user:bob')), false);
+      assert.equal(await store.transaction((tx) => tx.deleteApproval(p.tenant, p.id, 'user:ada')), true);
+      assert.equal(await store.transaction((tx) => tx.deleteApproval(p.tenant, p.id, 'user:ada')), false);
+      assert.deepEqual(await store.read((r) => r.listApprovals(p.tenant, p.id)), [approval('user:bob', 20)]);
+      assert.deepEqual(await store.read((r) => r.listApprovals('globex', p.id)), [
+        approval('user:ada', 40, 'globex'),
+      ]);
+      await store.transaction((tx) =>
+        tx.updateProposal(
+          p.tenant,
+          p.id,
+          { status: 'pending' },
+          { status: 'declined', updatedAt: p.updatedAt + 1 },
+        ),
+      );
+      assert.deepEqual(await store.transaction((tx) => tx.listPendingApprovals(p.tenant)), []);
     }),
     withStore('grants round-trip, are tenant-scoped, and list newest first by subject', async (store) => {
       const a = sampleGrant({ createdAt: 10 });
@@ -909,7 +940,9 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         ];
         let n = 0;
         const append = (tenant: string, event: AuditEventDraft) =>
-          store.transaction((tx) => tx.appendAudit(tenant, { ...event, id: `evt_h${n++}` }, NO_SEAL));
+          new AuditLedger(store, NO_SEAL).transaction(async (_tx, audit) =>
+            audit.append({ ...event, tenant, id: `evt_h${n++}` }),
+          );
         for (const [tenant, event] of events) await append(tenant, event);
         assert.deepEqual(await store.transaction((tx) => tx.grantHistory('acme', g.id)), {
           grant: g,

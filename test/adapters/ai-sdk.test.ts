@@ -66,7 +66,7 @@ describe('countersign/ai-sdk', () => {
     });
     expect(next.text).toBe('Paid.');
     expect(views[0]?.system).toContain(
-      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
+      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. Approved by a human; the application executed it. The invoice was paid (payment pay_1).`,
     );
   });
 

@@ -90,7 +90,7 @@ describe('countersign/langgraph', () => {
     });
     expect(next.messages.at(-1)?.content).toBe('It did.');
     expect(views[0]?.system).toContain(
-      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
+      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. Approved by a human; the application executed it. The invoice was paid (payment pay_1).`,
     );
     expect(h.executions()).toBe(1);
   });
@@ -266,7 +266,7 @@ describe('countersign/langgraph', () => {
       messages: [new HumanMessage('Pay invoice inv-104')],
     });
     const [proposal] = await h.proposals();
-    const edited = await h.engine.edit({
+    const edited = await h.engine.proposals.edit({
       tenant: 'acme',
       proposalId: proposal!.id,
       editor: { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
@@ -277,7 +277,7 @@ describe('countersign/langgraph', () => {
       '$.changes.operation',
       '$.changes.tool',
     ]);
-    expect((await h.engine.get('acme', proposal!.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal!.id))?.status).toBe('pending');
     expect(h.executions()).toBe(0);
   });
 

@@ -76,7 +76,7 @@ describe('countersign/openai-agents', () => {
     const second = await turn2.runner.run(turn2.agent, [...context, user('Did the payment go through?')]);
     expect(second.finalOutput).toBe('Yes.');
     expect(turn2.views[0]?.system).toContain(
-      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. The invoice was paid (payment pay_1).`,
+      `invoice.pay ${proposal?.id} (${proposal?.short}): succeeded. Approved by a human; the application executed it. The invoice was paid (payment pay_1).`,
     );
 
     const replay = await h.approve(proposal!.id, proposal!.digest);
@@ -85,7 +85,7 @@ describe('countersign/openai-agents', () => {
   });
 
   it('under a standing grant tells the truth: approved and executed, never "waiting for approval"', async () => {
-    const granted = await h.engine.grant({
+    const granted = await h.engine.grants.create({
       tenant: 'acme',
       grantedBy: { id: 'user:admin@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] },
       subject: 'agent:acme-assistant',

@@ -6,7 +6,7 @@ import { Agent, Runner } from '@openai/agents';
 import { generateText, stepCountIs } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scriptedLanguageModel } from '../../examples/ai-sdk/scripted-language-model.js';
-import { demoReadTools, demoWorld, type OpenInvoiceRow } from '../../examples/index.js';
+import { demoReadTools, demoWorld, type OpenInvoiceRow } from '../../src/demo/demo-world.js';
 import { ScriptedChatModel } from '../../examples/langgraph/scripted-chat-model.js';
 import { ScriptedModel, ScriptedModelProvider } from '../../examples/openai-agents/scripted-model.js';
 import * as aiSdk from '../../src/adapters/ai-sdk/index.js';

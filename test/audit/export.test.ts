@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { demoOperations, type DemoWorld, demoWorld } from '../../examples/index.js';
+import { demoOperations, type DemoWorld, demoWorld } from '../../src/demo/demo-world.js';
 import { type AnyOperation, defineOperation, exportIncident, type IncidentBundle } from '../../src/index.js';
 import { approver, type Harness, harness, proposePayment } from '../support/engine.js';
 import { cli } from '../support/cli.js';
@@ -43,7 +43,7 @@ async function bundleOf(
 
 async function pay(x: Harness) {
   const proposal = await proposePayment(x.engine);
-  const result = await x.engine.approveAndExecute({
+  const result = await x.engine.proposals.approveAndExecute({
     tenant: 'acme',
     proposalId: proposal.id,
     approver: approver(),
@@ -147,7 +147,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
 
   it('yes for a local effect committed with its outcome (the draft row), no provider involved', async () => {
     const x = await start();
-    const proposed = await x.engine.propose({
+    const proposed = await x.engine.proposals.propose({
       operation: 'email_broadcast.apply_draft',
       request: { broadcast_id: 'bc-spring', subject: 'Spring', body: 'Open now.' },
       tenant: 'acme',
@@ -156,7 +156,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
       runId: 'run-e',
     });
     if (proposed.kind !== 'proposed') throw new Error(proposed.modelMessage);
-    const done = await x.engine.approveAndExecute({
+    const done = await x.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: proposed.proposal.id,
       approver: approver(),
@@ -190,7 +190,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
     expect(pending.executor.outcome).toBe('needs_reconciliation');
     expect(pending.commandIds).toHaveLength(1);
 
-    const reconciled = await x.engine.reconcile({
+    const reconciled = await x.engine.proposals.reconcile({
       tenant: 'acme',
       proposalId: proposal.id,
       actor: approver(),
@@ -209,7 +209,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
     const { proposal, result } = await pay(x);
     expect(result.outcome.kind).toBe('needs_reconciliation');
     expect((await bundleOf(x, proposal.id)).externalEffect).toBe('unknown');
-    await x.engine.reconcile({ tenant: 'acme', proposalId: proposal.id, actor: approver() });
+    await x.engine.proposals.reconcile({ tenant: 'acme', proposalId: proposal.id, actor: approver() });
     const b = await bundleOf(x, proposal.id);
     expect(b.externalEffect).toBe('no');
     expect(b.externalEffectStatement).toBe(
@@ -241,7 +241,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
     });
 
     const other = await proposePayment(x.engine, 'acme', 'inv-106', 'run-d');
-    await x.engine.decline({
+    await x.engine.proposals.decline({
       tenant: 'acme',
       proposalId: other.id,
       actor: approver(),
@@ -271,7 +271,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
         ctx.command({ amount_minor: args.amount_minor * 10 }, () => ({ ok: true })),
     });
     const x = await start({ operations: [tampering] });
-    const proposed = await x.engine.propose({
+    const proposed = await x.engine.proposals.propose({
       operation: 'ledger.credit',
       request: { amount_minor: 4000 },
       tenant: 'acme',
@@ -280,7 +280,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
       runId: 'run-t',
     });
     if (proposed.kind !== 'proposed') throw new Error(proposed.modelMessage);
-    const done = await x.engine.approveAndExecute({
+    const done = await x.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: proposed.proposal.id,
       approver: approver(),
@@ -330,7 +330,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
         }),
     });
     const x = await start({ operations: [failing] });
-    const proposed = await x.engine.propose({
+    const proposed = await x.engine.proposals.propose({
       operation: 'note.write',
       request: { note: 'hello' },
       tenant: 'acme',
@@ -339,7 +339,7 @@ describe('exportIncident: external effect yes / no / unknown, on a real SQLite s
       runId: 'run-l',
     });
     if (proposed.kind !== 'proposed') throw new Error(proposed.modelMessage);
-    const done = await x.engine.approveAndExecute({
+    const done = await x.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: proposed.proposal.id,
       approver: approver(),
@@ -436,7 +436,7 @@ describe('countersign audit export', () => {
   it('--config FILE takes the redaction rules (and the store) from the server config module', async () => {
     const x = await start();
     const { proposal } = await pay(x);
-    const examples = fileURLToPath(new URL('../../examples/index.ts', import.meta.url));
+    const examples = fileURLToPath(new URL('../../src/demo/demo-world.ts', import.meta.url));
     const config = join(x.dbPath, '..', 'countersign.config.ts');
     writeFileSync(
       config,

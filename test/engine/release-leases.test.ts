@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { demoOperations } from '../../examples/index.js';
+import { demoOperations } from '../../src/demo/demo-world.js';
 import { createEngine, type Engine, FencedAttemptError } from '../../src/index.js';
 import {
   approver,
@@ -39,11 +39,11 @@ describe('engine.releaseLeases (graceful shutdown)', () => {
     const payment = await proposePayment(h.engine);
     const running = approveSettled(h.engine, payment);
     await stall.reached;
-    expect(await h.engine.releaseLeases()).toBe(1);
+    expect(await h.engine.sweeps.releaseLeases()).toBe(1);
     h.clock.advance(1);
     const other = await anotherServer(h);
-    expect(await other.recover()).toMatchObject({ examined: 1, rerun: 1 });
-    expect((await other.get('acme', payment.id))?.status).toBe('succeeded');
+    expect(await other.sweeps.recover()).toMatchObject({ examined: 1, rerun: 1 });
+    expect((await other.proposals.get('acme', payment.id))?.status).toBe('succeeded');
     stall.release();
     // The first worker stops at its command and reads the stored outcome: nothing sent twice.
     expect(await running).toMatchObject({ kind: 'completed', outcome: { kind: 'succeeded' } });
@@ -54,16 +54,16 @@ describe('engine.releaseLeases (graceful shutdown)', () => {
     const stall = stallAt('before_provider_call');
     h = await harness({ leaseMs: LEASE, faults: stall.hook });
     const payment = await proposePayment(h.engine);
-    const running = h.engine.approveAndExecute({
+    const running = h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: payment.id,
       approver: approver(),
       seenDigest: payment.digest,
     });
     await stall.reached;
-    expect(await h.engine.releaseLeases()).toBe(0);
+    expect(await h.engine.sweeps.releaseLeases()).toBe(0);
     h.clock.advance(1);
-    expect(await (await anotherServer(h)).recover()).toMatchObject({ examined: 0 });
+    expect(await (await anotherServer(h)).sweeps.recover()).toMatchObject({ examined: 0 });
     stall.release();
     expect(await running).toMatchObject({ kind: 'completed', outcome: { kind: 'succeeded' } });
     expect(h.world.provider.calls).toBe(1);
@@ -75,13 +75,13 @@ describe('engine.releaseLeases (graceful shutdown)', () => {
     const draft = await proposeDraft(h.engine);
     const running = approveSettled(h.engine, draft);
     await stall.reached;
-    expect(await h.engine.releaseLeases()).toBe(1);
+    expect(await h.engine.sweeps.releaseLeases()).toBe(1);
     stall.release();
     // Nothing was stored for it yet: the worker says it no longer owns the attempt.
     expect(await running).toBeInstanceOf(FencedAttemptError);
-    expect((await h.engine.get('acme', draft.id))?.status).toBe('executing');
+    expect((await h.engine.proposals.get('acme', draft.id))?.status).toBe('executing');
     h.clock.advance(1);
-    expect(await (await anotherServer(h)).recover()).toMatchObject({ examined: 1, rerun: 1 });
-    expect((await h.engine.get('acme', draft.id))?.status).toBe('succeeded');
+    expect(await (await anotherServer(h)).sweeps.recover()).toMatchObject({ examined: 1, rerun: 1 });
+    expect((await h.engine.proposals.get('acme', draft.id))?.status).toBe('succeeded');
   });
 });

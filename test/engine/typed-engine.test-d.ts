@@ -89,7 +89,7 @@ describe('createEngine with defined operations', () => {
 describe('propose', () => {
   test('accepts a registered kind with its request, and types the proposal by kind', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const result = await engine.propose({
+    const result = await engine.proposals.propose({
       ...facts,
       operation: 'invoice.pay',
       request: { invoice_id: 'inv-104' },
@@ -115,13 +115,17 @@ describe('propose', () => {
 
   test('refuses an unknown kind', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    // @ts-expect-error 'invoice.pya' is not a registered kind
-    await engine.propose({ ...facts, operation: 'invoice.pya', request: { invoice_id: 'inv-104' } });
+    await engine.proposals.propose({
+      ...facts,
+      // @ts-expect-error 'invoice.pya' is not a registered kind
+      operation: 'invoice.pya',
+      request: { invoice_id: 'inv-104' },
+    });
   });
 
   test('refuses a request field the kind does not have', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    await engine.propose({
+    await engine.proposals.propose({
       ...facts,
       operation: 'invoice.pay',
       // @ts-expect-error `amount` is not a field of invoice.pay's request
@@ -131,7 +135,7 @@ describe('propose', () => {
 
   test("refuses another kind's request", async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    await engine.propose({
+    await engine.proposals.propose({
       ...facts,
       operation: 'invoice.pay',
       // @ts-expect-error order.refund's request is not invoice.pay's
@@ -142,14 +146,14 @@ describe('propose', () => {
   test('refuses a missing request field', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
     // @ts-expect-error order.refund needs a reason
-    await engine.propose({ ...facts, operation: 'order.refund', request: { order_id: 'o-1' } });
+    await engine.proposals.propose({ ...facts, operation: 'order.refund', request: { order_id: 'o-1' } });
   });
 
   test('refuses a wrong field type', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
     // @ts-expect-error invoice_id is a string
-    await engine.propose({ ...facts, operation: 'invoice.pay', request: { invoice_id: 104 } });
-    await engine.propose({
+    await engine.proposals.propose({ ...facts, operation: 'invoice.pay', request: { invoice_id: 104 } });
+    await engine.proposals.propose({
       ...facts,
       operation: 'order.refund',
       // @ts-expect-error reason is one of the enum's values
@@ -159,7 +163,7 @@ describe('propose', () => {
 
   test("refuses reading a preview field the kind's preview does not have", async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const result = await engine.propose({
+    const result = await engine.proposals.propose({
       ...facts,
       operation: 'order.refund',
       request: { order_id: 'o-1', reason: 'missing' },
@@ -172,7 +176,7 @@ describe('propose', () => {
 
   test('keeps the preview read-only', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const result = await engine.propose({
+    const result = await engine.proposals.propose({
       ...facts,
       operation: 'invoice.pay',
       request: { invoice_id: 'inv-104' },
@@ -186,7 +190,7 @@ describe('propose', () => {
 describe('get, list, handback', () => {
   test('get returns a union that narrows on proposal.operation', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const proposal = await engine.get('acme', 'prp_1');
+    const proposal = await engine.proposals.get('acme', 'prp_1');
     expectTypeOf(proposal).toEqualTypeOf<ProposalOf<Ops> | undefined>();
     if (!proposal) return;
     expectTypeOf(proposal.operation).toEqualTypeOf<'invoice.pay' | 'order.refund'>();
@@ -216,17 +220,17 @@ describe('get, list, handback', () => {
 
   test('list with an operation types the page as that kind', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const refunds = await engine.list('acme', { operation: 'order.refund' });
+    const refunds = await engine.proposals.list('acme', { operation: 'order.refund' });
     expectTypeOf(refunds.items).toEqualTypeOf<readonly ProposalOf<Ops, 'order.refund'>[]>();
-    const all = await engine.list('acme');
+    const all = await engine.proposals.list('acme');
     expectTypeOf(all.items).toEqualTypeOf<readonly ProposalOf<Ops>[]>();
     // @ts-expect-error not a registered kind
-    await engine.list('acme', { operation: 'order.refnud' });
+    await engine.proposals.list('acme', { operation: 'order.refnud' });
   });
 
   test('handback items name a registered kind', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const items = await engine.handback({ tenant: 'acme', runId: 'run_1' });
+    const items = await engine.proposals.handback({ tenant: 'acme', runId: 'run_1' });
     expectTypeOf(items[0]!.operation).toEqualTypeOf<'invoice.pay' | 'order.refund'>();
   });
 });
@@ -234,7 +238,7 @@ describe('get, list, handback', () => {
 describe('approve and execute', () => {
   test('a claimed contract narrows to its arguments, and execute returns that kind’s outcome', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const approved = await engine.approve(approval);
+    const approved = await engine.proposals.approve(approval);
     if (approved.kind === 'already_completed' && approved.outcome.kind === 'succeeded') {
       expectTypeOf(approved.outcome.result).toEqualTypeOf<
         { paymentId: string } | { refundId: string; refundedMinor: number }
@@ -244,14 +248,14 @@ describe('approve and execute', () => {
     expectTypeOf(approved.contract).toEqualTypeOf<ContractOf<Ops>>();
     if (approved.contract.operation === 'invoice.pay') {
       expectTypeOf(approved.contract.arguments.amount_minor).toEqualTypeOf<number>();
-      const outcome = await engine.execute(approved.contract);
+      const outcome = await engine.proposals.execute(approved.contract);
       expectTypeOf(outcome).toEqualTypeOf<Outcome<{ paymentId: string }>>();
     }
   });
 
   test('approveAndExecute pairs each contract with its outcome', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const result = await engine.approveAndExecute(approval);
+    const result = await engine.proposals.approveAndExecute(approval);
     expectTypeOf(result).toEqualTypeOf<ApproveAndExecuteResult<Ops>>();
     // Correlated, one member per kind: a refund's contract comes with a refund's outcome.
     type Refunded = Extract<ApproveAndExecuteResult<Ops>, { contract: { operation: 'order.refund' } }>;
@@ -262,10 +266,161 @@ describe('approve and execute', () => {
 describe('edit and reconcile', () => {
   test('an edit returns a typed proposal; a reconciliation a typed outcome', async () => {
     const engine = await createEngine({ store, operations: [payInvoice, refund] });
-    const edited = await engine.edit({ tenant: 'acme', proposalId: 'prp_1', editor: operator, changes: {} });
+    const edited = await engine.proposals.edit({
+      tenant: 'acme',
+      proposalId: 'prp_1',
+      editor: operator,
+      changes: {},
+    });
     if (edited.kind === 'edited') expectTypeOf(edited.proposal).toEqualTypeOf<ProposalOf<Ops>>();
-    const reconciled = await engine.reconcile({ tenant: 'acme', proposalId: 'prp_1', actor: operator });
+    const reconciled = await engine.proposals.reconcile({
+      tenant: 'acme',
+      proposalId: 'prp_1',
+      actor: operator,
+    });
     if (reconciled.kind === 'reconciled') expectTypeOf(reconciled.outcome).toEqualTypeOf<OutcomeOf<Ops>>();
+  });
+});
+
+describe('defineOperation: the scope the arguments build', () => {
+  const scope = z.strictObject({
+    tenant: z.string(),
+    operation: z.literal('invoice.pay'),
+    invoice_id: z.string(),
+    amount_minor: z.number().int(),
+  });
+  const prepare = async () => ({ arguments: { invoice_id: 'inv-1', amount_minor: 1 }, preview: {} });
+
+  test('arguments that are exactly the scope fields need no toScope', () => {
+    defineOperation({
+      kind: 'invoice.pay',
+      scopeVersion: 1,
+      scope,
+      request: z.strictObject({}),
+      arguments: z.strictObject({ invoice_id: z.string(), amount_minor: z.number().int() }),
+      prepare,
+    });
+  });
+
+  test('an argument the scope lacks, or a scope field no argument gives, needs toScope', () => {
+    // @ts-expect-error destination is not a scope field: the strict scope would refuse it at propose
+    defineOperation({
+      kind: 'invoice.pay',
+      scopeVersion: 1,
+      scope,
+      request: z.strictObject({}),
+      arguments: z.strictObject({
+        invoice_id: z.string(),
+        amount_minor: z.number().int(),
+        destination: z.string(),
+      }),
+      prepare: async () => ({
+        arguments: { invoice_id: 'inv-1', amount_minor: 1, destination: 'x' },
+        preview: {},
+      }),
+    });
+    // @ts-expect-error amount_minor is a required scope field no argument gives
+    defineOperation({
+      kind: 'invoice.pay',
+      scopeVersion: 1,
+      scope,
+      request: z.strictObject({}),
+      arguments: z.strictObject({ invoice_id: z.string() }),
+      prepare: async () => ({ arguments: { invoice_id: 'inv-1' }, preview: {} }),
+    });
+    // @ts-expect-error amount_minor is text in the arguments and a number in the scope
+    defineOperation({
+      kind: 'invoice.pay',
+      scopeVersion: 1,
+      scope,
+      request: z.strictObject({}),
+      arguments: z.strictObject({ invoice_id: z.string(), amount_minor: z.string() }),
+      prepare: async () => ({ arguments: { invoice_id: 'inv-1', amount_minor: '1' }, preview: {} }),
+    });
+    defineOperation({
+      kind: 'invoice.pay',
+      scopeVersion: 1,
+      scope,
+      request: z.strictObject({}),
+      arguments: z.strictObject({ invoice_id: z.string(), amount_minor: z.number().int(), note: z.string() }),
+      toScope: ({ invoice_id, amount_minor }, facts) => ({
+        tenant: facts.tenant,
+        operation: 'invoice.pay',
+        invoice_id,
+        amount_minor,
+      }),
+      prepare: async () => ({ arguments: { invoice_id: 'inv-1', amount_minor: 1, note: 'n' }, preview: {} }),
+    });
+  });
+});
+
+describe('grant', () => {
+  const admin = { id: 'user:root', tenant: 'acme', kind: 'operator', roles: ['admin'] } as const;
+  const base = {
+    tenant: 'acme',
+    grantedBy: admin,
+    subject: 'agent:acme',
+    resource: 'invoice:*',
+    expiresAt: 1,
+  };
+
+  test('names only registered kinds and the fields of their scopes, each with a constraint its type allows', async () => {
+    const engine = await createEngine({ store, operations: [payInvoice, refund] });
+    await engine.grants.create({
+      ...base,
+      operations: ['invoice.pay'],
+      constraints: { amount_minor: { max: 10_000 }, invoice_id: { oneOf: ['inv-104'] } },
+      cap: { field: 'amount_minor', total: 50_000 },
+    });
+    await engine.grants.create({
+      ...base,
+      operations: ['order.refund'],
+      constraints: { reason: { equals: 'damaged' } },
+    });
+    // @ts-expect-error a kind the engine does not have
+    await engine.grants.create({ ...base, operations: ['invoice.pya'], constraints: {} });
+    // @ts-expect-error a field the scope does not have
+    await engine.grants.create({ ...base, operations: ['invoice.pay'], constraints: { amount: { max: 1 } } });
+    await engine.grants.create({
+      ...base,
+      operations: ['invoice.pay'],
+      // @ts-expect-error a range on a text field
+      constraints: { invoice_id: { max: 1 } },
+    });
+    await engine.grants.create({
+      ...base,
+      operations: ['order.refund'],
+      // @ts-expect-error a value the field cannot take
+      constraints: { reason: { equals: 'lost' } },
+    });
+    await engine.grants.create({
+      ...base,
+      operations: ['invoice.pay'],
+      constraints: {},
+      // @ts-expect-error a cap over a field that is not a number
+      cap: { field: 'invoice_id' },
+    });
+  });
+
+  test('a grant over several kinds may constrain only the fields they share', async () => {
+    const engine = await createEngine({ store, operations: [payInvoice, refund] });
+    await engine.grants.create({
+      ...base,
+      operations: ['invoice.pay', 'order.refund'],
+      constraints: { tenant: { equals: 'acme' } },
+    });
+    await engine.grants.create({
+      ...base,
+      operations: ['invoice.pay', 'order.refund'],
+      // @ts-expect-error amount_minor is not a field of order.refund's scope
+      constraints: { amount_minor: { max: 1 } },
+    });
+  });
+
+  test('an engine whose kinds are known only at run time takes any names (the engine checks them)', async () => {
+    const operations: readonly AnyOperation[] = [payInvoice, refund];
+    const engine = await createEngine({ store, operations });
+    await engine.grants.create({ ...base, operations: ['anything'], constraints: { whatever: { max: 1 } } });
   });
 });
 
@@ -285,7 +440,11 @@ describe('the untyped engine stays as it was', () => {
     const operations: readonly AnyOperation[] = [payInvoice, refund];
     const engine = await createEngine({ store, operations });
     expectTypeOf(engine).toEqualTypeOf<Engine>();
-    const result = await engine.propose({ ...facts, operation: 'anything', request: { what: 'ever' } });
+    const result = await engine.proposals.propose({
+      ...facts,
+      operation: 'anything',
+      request: { what: 'ever' },
+    });
     if (result.kind !== 'proposed') return;
     expectTypeOf(result.proposal).toEqualTypeOf<Proposal>();
     expectTypeOf(result.proposal.preview).toBeUnknown();
@@ -297,7 +456,11 @@ describe('the untyped engine stays as it was', () => {
     expectTypeOf(engine).toExtend<Engine>();
     const untyped: Engine = engine;
     // Forwarding what a model sent, untyped, is what the plain view is for.
-    await untyped.propose({ ...facts, operation: 'invoice.pay', request: JSON.parse('{}') as unknown });
+    await untyped.proposals.propose({
+      ...facts,
+      operation: 'invoice.pay',
+      request: JSON.parse('{}') as unknown,
+    });
     expectTypeOf(engine).toExtend<CountersignAppOptions['engine']>();
     createMcpServer(engine, { tenant: 'acme', agent: 'agent:acme', runId: 'run_1' });
   });

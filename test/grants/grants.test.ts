@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { evaluateGrant } from '../../src/grants/grant.js';
-import type { Actor, GrantInput } from '../../src/index.js';
+import type { Actor } from '../../src/index.js';
+import type { GrantInput } from '../../src/engine/index.js';
 import type { GrantRecord } from '../../src/store/records.js';
 import { agent, approver, type Harness, harness } from '../support/engine.js';
 
@@ -49,7 +50,7 @@ function policy(overrides: Partial<GrantInput> = {}): GrantInput {
 
 let counter = 0;
 async function pay(invoice: string, requestedBy = agent().id) {
-  const r = await h.engine.propose({
+  const r = await h.engine.proposals.propose({
     operation: 'invoice.pay',
     request: { invoice_id: invoice },
     tenant: 'acme',
@@ -62,7 +63,7 @@ async function pay(invoice: string, requestedBy = agent().id) {
 }
 
 async function createGrant(overrides: Partial<GrantInput> = {}) {
-  const r = await h.engine.grant(policy(overrides));
+  const r = await h.engine.grants.create(policy(overrides));
   if (r.kind !== 'granted') throw new Error(JSON.stringify(r));
   return r.grant;
 }
@@ -80,13 +81,13 @@ describe('a grant approves what fits and nothing else', () => {
     expect(r.proposal.approvalKind).toBe('grant');
     expect(r.proposal.grantId).toBe(grant.id);
     expect(h.world.provider.calls).toBe(1);
-    const approved = (await h.engine.audit('acme', r.proposal.id)).find((e) => e.step === 'approved');
+    const approved = (await h.engine.audit.events('acme', r.proposal.id)).find((e) => e.step === 'approved');
     expect(approved).toMatchObject({
       reason: 'approved_by_grant',
       actor: `grant:${grant.id}`,
       detail: { grantId: grant.id },
     });
-    const [listed] = await h.engine.grants('acme');
+    const [listed] = await h.engine.grants.list('acme');
     expect(listed?.usage).toEqual({ uses: 1, total: 9_999 });
   });
 
@@ -102,10 +103,10 @@ describe('a grant approves what fits and nothing else', () => {
     } else {
       expect(r.grant).toMatchObject({ kind: 'refused', reason: expected, detail });
       expect(r.proposal.status).toBe('pending');
-      const denied = (await h.engine.audit('acme', r.proposal.id)).find((e) => e.step === 'denied');
+      const denied = (await h.engine.audit.events('acme', r.proposal.id)).find((e) => e.step === 'denied');
       expect(denied?.reason).toBe(expected);
       // It still waits for a human, who can approve it as usual.
-      const human = await h.engine.approveAndExecute({
+      const human = await h.engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: r.proposal.id,
         approver: approver(),
@@ -149,7 +150,7 @@ describe('which grants are considered', () => {
   it('an agent with 120 grants where only the oldest covers the operation is approved through it', async () => {
     const oldest = await createGrant();
     await grantsForAnotherOperation(119);
-    expect((await h.engine.grants('acme', { subject: agent().id, limit: 500 })).length).toBe(120);
+    expect((await h.engine.grants.list('acme', { subject: agent().id, limit: 500 })).length).toBe(120);
     const r = await pay('inv-c-0');
     expect(r.grant).toMatchObject({
       kind: 'approved_by_grant',
@@ -165,7 +166,7 @@ describe('which grants are considered', () => {
     const r = await pay('inv-c-0');
     expect(r.grant).toBeUndefined();
     expect(r.proposal.status).toBe('pending');
-    expect((await h.engine.audit('acme', r.proposal.id)).map((e) => e.step)).toEqual(['proposed']);
+    expect((await h.engine.audit.events('acme', r.proposal.id)).map((e) => e.step)).toEqual(['proposed']);
     expect(h.world.provider.calls).toBe(0);
   });
 });
@@ -180,7 +181,7 @@ describe('caps', () => {
       reason: 'grant_exhausted',
       detail: '$.amount_minor: 30000 + 10000 > cap 30000',
     });
-    expect((await h.engine.grants('acme'))[0]).toMatchObject({
+    expect((await h.engine.grants.list('acme'))[0]).toMatchObject({
       usage: { uses: 3, total: 30_000 },
       state: 'exhausted',
     });
@@ -201,7 +202,7 @@ describe('caps', () => {
     expect(
       results.filter((r) => r.grant?.kind === 'refused' && r.grant.reason === 'grant_exhausted'),
     ).toHaveLength(15);
-    expect((await h.engine.grants('acme'))[0]?.usage).toEqual({ uses: 5, total: 50_000 });
+    expect((await h.engine.grants.list('acme'))[0]?.usage).toEqual({ uses: 5, total: 50_000 });
     expect(h.world.provider.payments.reduce((sum, p) => sum + p.amount_minor, 0)).toBe(50_000);
   });
 });
@@ -220,21 +221,21 @@ describe('expiry and revocation', () => {
 
   it('a revoked grant approves nothing; revoking twice is grant_revoked', async () => {
     const grant = await createGrant();
-    expect(await h.engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toEqual({
+    expect(await h.engine.grants.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toEqual({
       kind: 'revoked',
     });
     expect((await pay('inv-c-0')).grant).toMatchObject({ kind: 'refused', reason: 'grant_revoked' });
-    expect(await h.engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toMatchObject({
+    expect(await h.engine.grants.revoke({ tenant: 'acme', grantId: grant.id, actor: admin })).toMatchObject({
       reason: 'grant_revoked',
     });
-    expect((await h.engine.grants('acme'))[0]?.state).toBe('revoked');
+    expect((await h.engine.grants.list('acme'))[0]?.state).toBe('revoked');
   });
 
   it('revocation racing proposals: each proposal is either approved before the revocation or refused after it', async () => {
     const grant = await createGrant({ cap: { uses: 100 } });
     const racing = await Promise.all([
       ...Array.from({ length: 10 }, (_, i) => pay(`inv-c-${i}`)),
-      h.engine.revoke({ tenant: 'acme', grantId: grant.id, actor: admin }),
+      h.engine.grants.revoke({ tenant: 'acme', grantId: grant.id, actor: admin }),
       ...Array.from({ length: 10 }, (_, i) => pay(`inv-c-${10 + i}`)),
     ]);
     const proposals = racing.filter((r): r is Awaited<ReturnType<typeof pay>> => 'proposal' in r);
@@ -243,30 +244,36 @@ describe('expiry and revocation', () => {
       (r) => r.grant?.kind === 'refused' && r.grant.reason === 'grant_revoked',
     );
     expect(approved.length + revoked.length).toBe(20);
-    expect((await h.engine.grants('acme'))[0]?.usage.uses).toBe(approved.length);
+    expect((await h.engine.grants.list('acme'))[0]?.usage.uses).toBe(approved.length);
     expect(h.world.provider.calls).toBe(approved.length);
-    const audit = await h.engine.audit('acme', grant.id);
+    const audit = await h.engine.audit.events('acme', grant.id);
     expect(audit.map((e) => e.step)).toEqual(['granted', 'revoked']);
   });
 });
 
 describe('who may grant, and what a grant may say', () => {
   it('creating or revoking a grant requires the admin role', async () => {
-    expect(await h.engine.grant({ ...policy(), grantedBy: approver() })).toMatchObject({
+    expect(await h.engine.grants.create({ ...policy(), grantedBy: approver() })).toMatchObject({
       kind: 'forbidden',
       reason: 'forbidden',
     });
     const grant = await createGrant();
-    expect(await h.engine.revoke({ tenant: 'acme', grantId: grant.id, actor: approver() })).toMatchObject({
+    expect(
+      await h.engine.grants.revoke({ tenant: 'acme', grantId: grant.id, actor: approver() }),
+    ).toMatchObject({
       reason: 'forbidden',
     });
     expect(
-      await h.engine.revoke({ tenant: 'globex', grantId: grant.id, actor: { ...admin, tenant: 'globex' } }),
+      await h.engine.grants.revoke({
+        tenant: 'globex',
+        grantId: grant.id,
+        actor: { ...admin, tenant: 'globex' },
+      }),
     ).toMatchObject({ reason: 'not_found' });
   });
 
   it('constraints are typed per scope field; problems are named', async () => {
-    const r = await h.engine.grant(
+    const r = await h.engine.grants.create(
       policy({
         operations: ['invoice.pay', 'invoice.delete'],
         constraints: {
@@ -299,16 +306,16 @@ describe('who may grant, and what a grant may say', () => {
   it('a bound or cap named like an Object.prototype member is not a scope field', async () => {
     for (const name of ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
       const constraints = JSON.parse(`{"${name}":{"max":5}}`) as Record<string, unknown>;
-      expect(await h.engine.grant(policy({ constraints, cap: { uses: 3 } }))).toEqual({
+      expect(await h.engine.grants.create(policy({ constraints, cap: { uses: 3 } }))).toEqual({
         kind: 'invalid_grant',
         issues: [{ path: `$.constraints.${name}`, message: 'not a scope field of invoice.pay' }],
       });
-      expect(await h.engine.grant(policy({ cap: { field: name, total: 5 } }))).toEqual({
+      expect(await h.engine.grants.create(policy({ cap: { field: name, total: 5 } }))).toEqual({
         kind: 'invalid_grant',
         issues: [{ path: '$.cap.field', message: `${name} is not a numeric scope field of invoice.pay` }],
       });
     }
-    expect(await h.engine.grants('acme')).toEqual([]);
+    expect(await h.engine.grants.list('acme')).toEqual([]);
   });
 
   it('a stored bound on a field the scope lacks reads the field as missing, not as Object.prototype', () => {
@@ -347,13 +354,13 @@ describe('who may grant, and what a grant may say', () => {
 
   it('a card that showed one concrete action never becomes a grant', async () => {
     const r = await pay('inv-c-0');
-    await h.engine.approveAndExecute({
+    await h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: r.proposal.id,
       approver: approver(),
       seenDigest: r.proposal.digest,
     });
-    expect(await h.engine.grants('acme')).toEqual([]);
+    expect(await h.engine.grants.list('acme')).toEqual([]);
     expect((await pay('inv-c-1')).grant).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { negotiateLocale, parseAcceptLanguage, resolveLocale } from '../../src/index.js';
+import { negotiateLocale, parseAcceptLanguage, resolveLocale } from '../../src/i18n/index.js';
 
 describe('parseAcceptLanguage', () => {
   it('reads ranges and q-values in header order, weight 1 by default', () => {

@@ -2,7 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import { de } from '../../src/i18n/catalogs/de.js';
 import type { en } from '../../src/i18n/catalogs/en.js';
 import { translation } from '../../src/i18n/translation.js';
-import { type MessageKey, translate } from '../../src/index.js';
+import { type MessageKey, translate } from '../../src/i18n/index.js';
 
 const { 'handback.pending': _pending, ...withoutPending } = de;
 

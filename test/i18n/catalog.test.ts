@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CATALOGS, LANGUAGES, translate } from '../../src/index.js';
+import { CATALOGS, LANGUAGES, translate } from '../../src/i18n/index.js';
 import { placeholdersOf } from '../../src/i18n/catalog.js';
-import { PROPOSAL_STATUSES } from '../../src/index.js';
+import { PROPOSAL_STATUSES } from '../../src/store/index.js';
 
 const english = CATALOGS.en;
 const keys = Object.keys(english).sort();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDateIn, formatMoneyIn, localizer } from '../../src/index.js';
+import { formatDateIn, formatMoneyIn, localizer } from '../../src/i18n/index.js';
 
 // Intl separates amount and currency with a no-break space, and French groups with a narrow one.
 const NBSP = '\u00a0';

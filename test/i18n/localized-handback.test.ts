@@ -1,21 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { demoOperations, demoWorld } from '../../examples/index.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 import { handbackMessages } from '../../src/adapters/ai-sdk/index.js';
 import { handbackContext } from '../../src/adapters/shared/handback-context.js';
 import {
   defineOperation,
   type Engine,
   formatHandback,
-  localizer,
   OperationDefinitionError,
   type Proposal,
 } from '../../src/index.js';
+import { localizer } from '../../src/i18n/index.js';
 import { agent, approver, type Harness, harness } from '../support/engine.js';
 import { refundIssue, ticketLabel } from './support/localized-operations.js';
 
 const NBSP = '\u00a0';
 const NNBSP = '\u202f';
+
+// The opening of an item a human approved and the application executed, per language.
+const EXECUTED = {
+  en: 'Approved by a human; the application executed it.',
+  de: 'Von einem Menschen genehmigt; die Anwendung hat ihn ausgeführt.',
+  fr: `Approuvée par une personne${NNBSP}; l’application l’a exécutée.`,
+} as const;
 
 let h: Harness;
 beforeEach(async () => {
@@ -27,7 +34,7 @@ afterEach(async () => {
 });
 
 async function propose(engine: Engine, operation: string, request: object, resource: string, runId: string) {
-  const r = await engine.propose({
+  const r = await engine.proposals.propose({
     operation,
     request,
     tenant: 'acme',
@@ -49,7 +56,7 @@ const refund = (runId = 'run-i18n') =>
   );
 
 async function execute(p: Proposal): Promise<void> {
-  const r = await h.engine.approveAndExecute({
+  const r = await h.engine.proposals.approveAndExecute({
     tenant: 'acme',
     proposalId: p.id,
     approver: approver(),
@@ -58,13 +65,13 @@ async function execute(p: Proposal): Promise<void> {
   if (r.kind !== 'completed') throw new Error(`expected completed, got ${r.kind}`);
 }
 
+const itemsIn = (locale?: string, timeZone?: string) =>
+  h.engine.proposals.handback(
+    { tenant: 'acme', runId: 'run-i18n' },
+    { ...(locale ? { locale } : {}), ...(timeZone ? { timeZone } : {}) },
+  );
 const textsIn = async (locale?: string, timeZone?: string) =>
-  (
-    await h.engine.handback(
-      { tenant: 'acme', runId: 'run-i18n' },
-      { ...(locale ? { locale } : {}), ...(timeZone ? { timeZone } : {}) },
-    )
-  ).map((i) => i.text);
+  (await itemsIn(locale, timeZone)).map((i) => i.text);
 
 describe('engine.handback in a locale', () => {
   it('writes the waiting sentence in English, German and French', async () => {
@@ -76,31 +83,35 @@ describe('engine.handback in a locale', () => {
 
   it("passes the locale to the operation's own text: money and dates through Intl", async () => {
     await execute(await refund());
-    expect((await textsIn()).map(loose)).toEqual(['Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).']);
+    expect((await textsIn()).map(loose)).toEqual([
+      `${EXECUTED.en} Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).`,
+    ]);
     expect((await textsIn('en')).map(loose)).toEqual([
-      'Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).',
+      `${EXECUTED.en} Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).`,
     ]);
     expect(await textsIn('de-DE')).toEqual([
-      `Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 10:30 UTC (rf_1).`,
+      `${EXECUTED.de} Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 10:30 UTC (rf_1).`,
     ]);
     expect(await textsIn('fr-FR')).toEqual([
-      `Remboursé${NBSP}: 1${NNBSP}234,56${NBSP}€ le 1 déc. 2026, 10:30 UTC (rf_1).`,
+      `${EXECUTED.fr} Remboursé${NBSP}: 1${NNBSP}234,56${NBSP}€ le 1 déc. 2026, 10:30 UTC (rf_1).`,
     ]);
     expect(await textsIn('de-DE', 'Europe/Berlin')).toEqual([
-      `Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 11:30 MEZ (rf_1).`,
+      `${EXECUTED.de} Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 11:30 MEZ (rf_1).`,
     ]);
+    expect((await itemsIn('de-DE')).map((i) => i.language)).toEqual(['de-DE']);
   });
 
   it('falls back to English for a language without a catalog or a handback entry', async () => {
     await execute(await refund());
     expect((await textsIn('ja')).map(loose)).toEqual([
-      'Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).',
+      `${EXECUTED.en} Refunded €1,234.56 on Dec 1, 2026, 10:30 AM UTC (rf_1).`,
     ]);
+    expect((await itemsIn('ja')).map((i) => i.language)).toEqual(['en']);
   });
 
   it('writes the declined, superseded and expired sentences from the catalog', async () => {
     const declined = await refund();
-    await h.engine.decline({
+    await h.engine.proposals.decline({
       tenant: 'acme',
       proposalId: declined.id,
       actor: approver(),
@@ -116,7 +127,7 @@ describe('engine.handback in a locale', () => {
       'ticket:t-1',
       'run-edit',
     );
-    const edit = await h.engine.edit({
+    const edit = await h.engine.proposals.edit({
       tenant: 'acme',
       proposalId: edited.id,
       editor: approver('acme', 'eve'),
@@ -124,7 +135,7 @@ describe('engine.handback in a locale', () => {
     });
     if (edit.kind !== 'edited') throw new Error(`expected edited, got ${edit.kind}`);
     const [superseded] = (
-      await h.engine.handback({ tenant: 'acme', runId: 'run-edit' }, { locale: 'de' })
+      await h.engine.proposals.handback({ tenant: 'acme', runId: 'run-edit' }, { locale: 'de' })
     ).filter((i) => i.status === 'superseded');
     expect(superseded?.text).toBe(
       `Ein Operator hat ihn bearbeitet; der neue Vorschlag ist ${edit.proposal.id}.`,
@@ -132,7 +143,10 @@ describe('engine.handback in a locale', () => {
 
     await propose(h.engine, 'ticket.label', { ticket_id: 't-2', label: 'x' }, 'ticket:t-2', 'run-expire');
     h.clock.advance(31 * 60_000);
-    const [expired] = await h.engine.handback({ tenant: 'acme', runId: 'run-expire' }, { locale: 'fr' });
+    const [expired] = await h.engine.proposals.handback(
+      { tenant: 'acme', runId: 'run-expire' },
+      { locale: 'fr' },
+    );
     expect(expired?.text).toBe('La proposition a expiré avant que quiconque l’approuve.');
   });
 
@@ -145,9 +159,10 @@ describe('engine.handback in a locale', () => {
       'run-i18n',
     );
     await execute(p);
-    expect(await textsIn()).toEqual(['The approved operation succeeded.']);
-    expect(await textsIn('de')).toEqual(['Der genehmigte Vorgang war erfolgreich.']);
-    expect(await textsIn('fr')).toEqual(['L’opération approuvée a réussi.']);
+    expect(await textsIn()).toEqual([`${EXECUTED.en} The approved operation succeeded.`]);
+    expect(await textsIn('de')).toEqual([`${EXECUTED.de} Der genehmigte Vorgang war erfolgreich.`]);
+    expect(await textsIn('fr')).toEqual([`${EXECUTED.fr} L’opération approuvée a réussi.`]);
+    expect((await itemsIn('fr')).map((i) => i.language)).toEqual(['fr']);
   });
 
   it("picks the operation's own text per language, and English for a language it does not write", async () => {
@@ -160,20 +175,27 @@ describe('engine.handback in a locale', () => {
     );
     await execute(p);
     const [en] = await textsIn();
-    expect(en).toMatch(/^The invoice was paid \(payment pay_\d+\)\.$/);
-    expect(await textsIn('fr')).toEqual([en]);
-    const [de] = await textsIn('de');
-    expect(de).toMatch(/^Die Rechnung wurde bezahlt \(Zahlung pay_\d+\)\.$/);
+    const payment = /\(payment (pay_\d+)\)/.exec(en ?? '')?.[1];
+    expect(en).toBe(`${EXECUTED.en} The invoice was paid (payment ${payment}).`);
+    // invoice.pay writes English and German only: a French reader gets the whole item in English,
+    // opening included, and is told so.
+    const [fr] = await itemsIn('fr');
+    expect([fr?.text, fr?.language]).toEqual([en, 'en']);
+    const [de] = await itemsIn('de');
+    expect([de?.text, de?.language]).toEqual([
+      `${EXECUTED.de} Die Rechnung wurde bezahlt (Zahlung ${payment}).`,
+      'de',
+    ]);
   });
 });
 
 describe('formatHandback and the adapters in a locale', () => {
   it('labels statuses in the language of the block', async () => {
     await execute(await refund());
-    const items = await h.engine.handback({ tenant: 'acme', runId: 'run-i18n' }, { locale: 'de' });
+    const items = await h.engine.proposals.handback({ tenant: 'acme', runId: 'run-i18n' }, { locale: 'de' });
     const [item] = items;
     expect(formatHandback(items, { locale: 'de' })).toBe(
-      `- refund.issue ${item?.proposalId} (${item?.short}): erfolgreich. Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 10:30 UTC (rf_1).`,
+      `- refund.issue ${item?.proposalId} (${item?.short}): erfolgreich. ${EXECUTED.de} Erstattet: 1.234,56${NBSP}€ am 1. Dez. 2026, 10:30 UTC (rf_1).`,
     );
     expect(formatHandback([], { locale: 'fr' })).toBe(
       'Aucune proposition dans cette exécution pour l’instant.',
@@ -185,7 +207,7 @@ describe('formatHandback and the adapters in a locale', () => {
     const p = await refund();
     const english = await handbackContext(h.engine, { tenant: 'acme', runId: 'run-i18n' });
     expect(english.text).toBe(
-      'What happened to the proposals you made earlier (reported by the application; a human decided, the application executed):\n' +
+      'What happened to the proposals you made earlier (reported by the application, never by a model):\n' +
         `- refund.issue ${p.id} (${p.short}): pending. Waiting for a human decision.`,
     );
     const french = await handbackMessages(h.engine, { tenant: 'acme', runId: 'run-i18n', locale: 'fr-CA' });
@@ -193,7 +215,7 @@ describe('formatHandback and the adapters in a locale', () => {
       {
         role: 'system',
         content:
-          `Ce que sont devenues les propositions faites plus tôt (rapporté par l’application${NNBSP}; une personne a décidé, l’application a exécuté)${NBSP}:\n` +
+          `Ce que sont devenues les propositions faites plus tôt (rapporté par l’application, jamais par un modèle)${NBSP}:\n` +
           `- refund.issue ${p.id} (${p.short})${NBSP}: en attente. En attente de la décision d’une personne.`,
       },
     ]);

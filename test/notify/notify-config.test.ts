@@ -144,7 +144,12 @@ describe('lifecycle events of audit steps', () => {
       type: 'proposal.outcome',
       status: 'needs_reconciliation',
     });
-    for (const step of ['claimed', 'command', 'denied', 'partially_approved', 'granted'] as const)
+    // An approval toward an incomplete quorum tells the other approvers; the proposal stays pending.
+    expect(lifecycleEventOf(event('partially_approved'), [])).toEqual({
+      type: 'proposal.approval_given',
+      status: 'pending',
+    });
+    for (const step of ['claimed', 'command', 'denied', 'granted'] as const)
       expect(lifecycleEventOf(event(step), [])).toBeUndefined();
   });
   it("a reconciliation's outcome is announced once, as reconciled, with the provider's answer", () => {

@@ -29,13 +29,13 @@ describe('Prometheus metrics from the lifecycle', () => {
     h = await harness({ observers: [metrics.observer] });
     const paid = await proposePayment(h.engine, 'acme', 'inv-104');
     h.clock.advance(90_000);
-    await h.engine.approve({
+    await h.engine.proposals.approve({
       tenant: 'acme',
       proposalId: paid.id,
       approver: viewer(),
       seenDigest: paid.digest,
     });
-    await h.engine.approveAndExecute({
+    await h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: paid.id,
       approver: approver(),
@@ -43,14 +43,14 @@ describe('Prometheus metrics from the lifecycle', () => {
     });
     h.world.provider.failWhen(() => true, 'timeout_after_commit');
     const lost = await proposePayment(h.engine, 'acme', 'inv-106');
-    await h.engine.approveAndExecute({
+    await h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: lost.id,
       approver: approver(),
       seenDigest: lost.digest,
     });
     const declined = await proposePayment(h.engine, 'acme', 'inv-107');
-    await h.engine.decline({ tenant: 'acme', proposalId: declined.id, actor: approver() });
+    await h.engine.proposals.decline({ tenant: 'acme', proposalId: declined.id, actor: approver() });
 
     const text = await metrics.registry.metrics();
     expect(value(text, 'countersign_proposals_total{operation="invoice.pay"}')).toBe(3);
@@ -98,7 +98,7 @@ describe('OpenTelemetry spans', () => {
     expect(observer).toBeDefined();
     h = await harness({ observers: [observer!] });
     const p = await proposePayment(h.engine);
-    await h.engine.approveAndExecute({
+    await h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: p.id,
       approver: approver(),

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { fileDelete, invoicePayScope, messageSend } from '../../examples/index.js';
-import {
-  type AnyOperation,
-  authorizeExecution,
-  buildScope,
-  defineOperation,
-  digest,
-  last4,
-} from '../../src/index.js';
+import { fileDelete, invoicePayScope, messageSend } from '../../src/demo/demo-world.js';
+import { type AnyOperation, defineOperation, digest, last4 } from '../../src/index.js';
+import { authorizeExecution, buildScope } from '../../src/operation/index.js';
 
 // The third note's payment example, translated: one approved scope, one field changed per case.
 const payInvoice = defineOperation({

@@ -1,15 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  buildScope,
-  defineOperation,
-  diffScopes,
-  formatMoney,
-  formatScopeChange,
-  OperationDefinitionError,
-  parseDuration,
-} from '../../src/index.js';
+import { defineOperation, formatMoney, OperationDefinitionError } from '../../src/index.js';
+import { diffScopes, formatScopeChange } from '../../src/canonical/index.js';
+import { buildScope, parseDuration } from '../../src/operation/index.js';
 
 const scope = z.strictObject({
   tenant: z.string(),
@@ -46,6 +40,7 @@ describe('defineOperation', () => {
       scopeVersion: 1,
       scope,
       arguments: z.strictObject({ n: z.number() }),
+      toScope: (a, facts) => ({ tenant: facts.tenant, operation: 'x.y', items: [], tags: [String(a.n)] }),
       approvals: (a) =>
         a.n > 5 ? { required: 2, roles: ['treasurer', 'approver', 'treasurer'] } : { required: 1 },
     });
@@ -73,6 +68,7 @@ describe('defineOperation', () => {
         effect: 'external',
         request: z.strictObject({}),
         arguments: z.strictObject({}),
+        toScope: (_a, facts) => ({ tenant: facts.tenant, operation: 'x.y', items: [], tags: [] }),
         prepare: async () => ({ arguments: {}, preview: {} }),
         execute: async () => ({}),
       }),

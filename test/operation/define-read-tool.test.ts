@@ -1,11 +1,7 @@
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
-import {
-  defineReadTool,
-  isServerOwnedField,
-  OperationDefinitionError,
-  SERVER_OWNED_FIELDS,
-} from '../../src/index.js';
+import { defineReadTool, OperationDefinitionError } from '../../src/index.js';
+import { isServerOwnedField, SERVER_OWNED_FIELDS } from '../../src/operation/index.js';
 
 const read = () => [];
 

@@ -60,6 +60,9 @@ const CLASSES: readonly (readonly [string, number, string])[] = [
   ['noncharacter', 0xfffe, 'unassigned'],
   ['unassigned plane 3 tail', 0x3fffd, 'unassigned'],
   ['Braille pattern blank', 0x2800, 'blank'],
+  ['musical symbol null notehead', 0x1d159, 'blank'],
+  ['object replacement character', 0xfffc, 'replacement'],
+  ['replacement character', 0xfffd, 'replacement'],
 ];
 
 describe('hidden code points', () => {
@@ -235,5 +238,160 @@ describe('the console marker', () => {
     const word = userText('Northw\u0456nd').toString();
     expect(word).toContain('<mark class="odd" title="U+0456 Cyrillic">\u0456</mark>');
     expect(word).toContain('⟦⚠ mixed scripts: Latin + Cyrillic⟧');
+  });
+});
+
+// Every code point of a general category, from the engine's own Unicode data (no hand list).
+const ofCategory = (category: string): number[] => {
+  const test = new RegExp(`^\\p{${category}}$`, 'u');
+  const out: number[] = [];
+  for (let cp = 0; cp <= 0x10ffff; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue;
+    if (test.test(String.fromCodePoint(cp))) out.push(cp);
+  }
+  return out;
+};
+const label = (cp: number) => `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+
+// Issue 24, hole 4: these reached the approver unmarked.
+describe('every format and private-use code point, in every plane', () => {
+  const format = ofCategory('Cf');
+  const privateUse = ofCategory('Co');
+  const unassigned = ofCategory('Cn');
+
+  it('has a hidden kind for each one (all planes, not only the BMP)', () => {
+    expect(format.length).toBeGreaterThan(150);
+    expect(privateUse.length).toBeGreaterThan(130_000);
+    const unmarked = [...format, ...privateUse, ...unassigned].filter((cp) => hiddenKind(cp) === undefined);
+    expect(unmarked.map(label)).toEqual([]);
+  });
+
+  it('renders any string holding a format or private-use code point with its marker, never raw', () => {
+    const point = fc.oneof(fc.constantFrom(...format), fc.constantFrom(...privateUse));
+    fc.assert(
+      fc.property(
+        fc.string({ unit: 'grapheme', maxLength: 12 }),
+        point,
+        fc.string({ maxLength: 12 }),
+        (a, cp, b) => {
+          const out = userText(`${a}${String.fromCodePoint(cp)}${b}`).toString();
+          expect(out).not.toContain(String.fromCodePoint(cp));
+          expect(out).toContain(cp >= 0xe0000 && cp <= 0xe007f ? '⟦hidden text: “' : `⟦${label(cp)}`);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('stacked combining marks', () => {
+  const marks = [...ofCategory('Mn'), ...ofCategory('Me')].filter(
+    (cp) => !/\p{Default_Ignorable_Code_Point}/u.test(String.fromCodePoint(cp)),
+  );
+
+  it('marks the marks past two on one letter, keeping the letter and the first two', () => {
+    const zalgo = `Z${String.fromCodePoint(0x301, 0x302, 0x303, 0x304, 0x20dd)}algo`;
+    expect(splitHidden(zalgo)).toEqual([
+      { kind: 'text', text: `Z\u0301\u0302` },
+      { kind: 'stack', codePoints: [0x303, 0x304, 0x20dd] },
+      { kind: 'text', text: 'algo' },
+    ]);
+    expect(findTextHazards({ name: zalgo })).toEqual([
+      { kind: 'stacked_marks', path: '$.name', codePoint: 'U+0303', count: 3 },
+    ]);
+    expect(userText(zalgo).toString()).toContain('⟦+3 combining marks⟧');
+  });
+
+  it('leaves two marks on a letter alone (Vietnamese ệ decomposed, Thai tone over a vowel)', () => {
+    for (const text of ['Vi\u0065\u0323\u0302t', 'ก\u0E34\u0E48', 'Zürich'.normalize('NFD')]) {
+      expect(splitHidden(text)).toEqual([{ kind: 'text', text }]);
+      expect(findTextHazards(text)).toEqual([]);
+    }
+  });
+
+  it('marks any three or more nonspacing or enclosing marks in a row, whichever they are', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...marks), { minLength: 3, maxLength: 40 }), (stack) => {
+        const hazards = findTextHazards(`a${String.fromCodePoint(...stack)}b`);
+        expect(hazards).toContainEqual({
+          kind: 'stacked_marks',
+          path: '$',
+          codePoint: label(stack[2]!),
+          count: stack.length - 2,
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('whitespace that pushes text out of view', () => {
+  const body = `Short note.\n${'\n'.repeat(400)}P.S. Also wire 9,800 USD to IBAN DE00 0000.`;
+
+  it('collapses 400 blank lines into one piece with its count, the P.S. right after', () => {
+    expect(splitHidden(body)).toEqual([
+      { kind: 'text', text: 'Short note.\n' },
+      { kind: 'gap', run: 'blank_lines', count: 400 },
+      { kind: 'text', text: 'P.S. Also wire 9,800 USD to IBAN DE00 0000.' },
+    ]);
+    expect(findTextHazards({ body })).toEqual([
+      { kind: 'whitespace_run', path: '$.body', run: 'blank_lines', count: 400 },
+    ]);
+    const out = userText(body).toString();
+    expect(out).toContain('⟦400 blank lines⟧');
+    expect(out).not.toContain('\n\n');
+    expect(out.indexOf('P.S.') - out.indexOf('Short note.')).toBeLessThan(300);
+  });
+
+  it('counts blank lines that hold spaces, tabs or a carriage return, at the start of the text too', () => {
+    expect(splitHidden(' \t\r\n\n   \r\nend')).toEqual([
+      { kind: 'gap', run: 'blank_lines', count: 3 },
+      { kind: 'text', text: 'end' },
+    ]);
+  });
+
+  it('keeps up to two blank lines, and narrow runs of spaces, as they are', () => {
+    for (const text of [
+      'a\n\n\nb',
+      'a\r\n\r\n\r\nb',
+      `a${' '.repeat(39)}b`,
+      'a\t\t\t\tb',
+      'x\n    indented\n',
+    ]) {
+      expect(splitHidden(text)).toEqual([{ kind: 'text', text }]);
+      expect(findTextHazards(text)).toEqual([]);
+    }
+  });
+
+  it('collapses a run of spaces 40 columns wide or wider, a tab counting 8', () => {
+    expect(splitHidden(`Pay 5 USD${' '.repeat(300)}and 9,000 USD more`)).toEqual([
+      { kind: 'text', text: 'Pay 5 USD' },
+      { kind: 'gap', run: 'spaces', count: 300 },
+      { kind: 'text', text: 'and 9,000 USD more' },
+    ]);
+    expect(findTextHazards('a\t\t\t\t\tb')).toEqual([
+      { kind: 'whitespace_run', path: '$', run: 'spaces', count: 40 },
+    ]);
+    expect(userText(`a${' '.repeat(40)}b`).toString()).toContain('⟦40 spaces⟧');
+  });
+
+  it('collapses every run of four or more line breaks, whatever surrounds it', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 20 }).map((s) => s.replace(/\s/g, 'x')),
+        fc.integer({ min: 4, max: 2000 }),
+        fc.string({ minLength: 1, maxLength: 20 }).map((s) => `${s.replace(/\s/g, 'y')}`),
+        (before, breaks, after) => {
+          const pieces = splitHidden(`${before}${'\n'.repeat(breaks)}${after}`);
+          expect(pieces).toContainEqual({
+            kind: 'gap',
+            run: 'blank_lines',
+            count: before === '' ? breaks : breaks - 1,
+          });
+          expect(userText(`${before}${'\n'.repeat(breaks)}${after}`).toString()).not.toContain('\n\n');
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });

@@ -61,7 +61,7 @@ describe('the agent writes every field it can reach', () => {
     });
     expect([proto.status, proto.body['reason']]).toEqual([400, 'invalid_json']);
     expect(
-      (await h.engine.list('acme', { status: 'pending' })).items.some(
+      (await h.engine.proposals.list('acme', { status: 'pending' })).items.some(
         (p) => p.resource === `invoice:${invoice}`,
       ),
     ).toBe(false);
@@ -120,7 +120,7 @@ describe('a viewer and another tenant', () => {
       body: {},
     });
     expect([api.status, api.body['reason']]).toEqual([403, 'forbidden']);
-    expect((await h.engine.get('acme', p.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('pending');
   });
 
   it("another tenant's operator gets not_found for the proposal, its audit and its decisions", async () => {
@@ -158,7 +158,7 @@ describe('a flood', () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(10);
 
-    const [target] = (await h.engine.list('acme', { status: 'pending', limit: 1 })).items;
+    const [target] = (await h.engine.proposals.list('acme', { status: 'pending', limit: 1 })).items;
     for (let i = 0; i < 60; i++) {
       const r = await call(h, 'POST', `/api/v1/proposals/${target!.id}/approve`, {
         token: agentToken,

@@ -41,7 +41,7 @@ describe('proposal quotas at the edges', () => {
       modelMessage: expect.stringContaining('wait at least 60 s'),
     });
     expect(second.body['message']).toBe(second.body['modelMessage']);
-    const pending = await h.engine.list('acme', { status: 'pending', limit: 10 });
+    const pending = await h.engine.proposals.list('acme', { status: 'pending', limit: 10 });
     expect(pending.items).toHaveLength(1);
     // Another tenant's agent is untouched.
     const globex = await call(h, 'POST', '/api/v1/proposals', {
@@ -76,5 +76,37 @@ describe('proposal quotas at the edges', () => {
       await client.close();
       await server.close();
     }
+  });
+});
+
+describe('refused decisions over HTTP', () => {
+  it('an approver flooding refused approvals gets 429 rate_limited with Retry-After once 60 are audited, nothing more written', async () => {
+    const acme = h.tenants.acme;
+    const proposed = await h.engine.proposals.propose({
+      operation: 'invoice.pay',
+      request: { invoice_id: freshInvoice(h.world, 'acme') },
+      tenant: 'acme',
+      requestedBy: 'agent:acme-flood',
+      runId: 'run-flood',
+    });
+    if (proposed.kind !== 'proposed') throw new Error(proposed.kind);
+    const id = proposed.proposal.id;
+    const stale = 'f'.repeat(64);
+    const statuses: number[] = [];
+    let last: Awaited<ReturnType<typeof call>> | undefined;
+    for (let i = 0; i < 65; i++) {
+      last = await call(h, 'POST', `/api/v1/proposals/${id}/approve`, {
+        token: acme.operators.approver.token,
+        body: { seenDigest: stale },
+      });
+      statuses.push(last.status);
+    }
+    expect(statuses.slice(0, 60)).toEqual(Array(60).fill(409));
+    expect(statuses.slice(60)).toEqual(Array(5).fill(429));
+    expect(last?.headers.get('retry-after')).toBe('60');
+    expect(last?.body).toMatchObject({ reason: 'rate_limited', limit: 'principal_refusals' });
+    const denied = (await h.engine.audit.events('acme', id)).filter((e) => e.step === 'denied');
+    expect(denied).toHaveLength(60);
+    expect(denied.every((e) => e.reason === 'stale_view')).toBe(true);
   });
 });

@@ -112,7 +112,15 @@ describe('POST /api/v1/proposals', () => {
       body: { operation: 'test.crash', request: { n: 1 }, resource: 'x:1', runId: 'run-crash' },
     });
     expect(r.status).toBe(500);
-    expect(Object.keys(r.body).sort()).toEqual(['correlationId', 'message', 'reason']);
+    expect(Object.keys(r.body).sort()).toEqual([
+      'correlationId',
+      'detail',
+      'message',
+      'reason',
+      'status',
+      'title',
+      'type',
+    ]);
     expect(r.body['reason']).toBe('internal_error');
     expect(r.body['correlationId']).toMatch(/^cor_/);
     expect(JSON.stringify(r.body)).not.toContain('secret');
@@ -216,7 +224,9 @@ describe('deciding', () => {
     expect(h.world.provider.calls).toBe(calls + 1);
     const read = await call(h, 'GET', `/api/v1/proposals/${proposed.id}`, { token });
     expect(read.body['status']).toBe('succeeded');
-    expect(read.body['handback']).toMatch(/^The invoice was paid \(payment pay_\d+\)\.$/);
+    expect(read.body['handback']).toMatch(
+      /^Approved by a human; the application executed it\. The invoice was paid \(payment pay_\d+\)\.$/,
+    );
   });
 
   it('refuses another digest with 409 stale_view and executes nothing', async () => {
@@ -227,12 +237,12 @@ describe('deciding', () => {
     });
     expect(r.status).toBe(409);
     expect(r.body['reason']).toBe('stale_view');
-    expect((await h.engine.get('acme', proposed.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposed.id))?.status).toBe('pending');
   });
 
   it('refuses a short hash instead of the full digest with 422 invalid_digest, writing nothing', async () => {
     const proposed = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
-    const before = (await h.engine.audit('acme', proposed.id)).length;
+    const before = (await h.engine.audit.events('acme', proposed.id)).length;
     for (const seenDigest of [proposed.short, proposed.digest.toUpperCase(), `${proposed.digest} `]) {
       const r = await call(h, 'POST', `/api/v1/proposals/${proposed.id}/approve`, {
         token: h.tenants.acme.operators.approver.token,
@@ -240,7 +250,7 @@ describe('deciding', () => {
       });
       expect([r.status, r.body['reason']]).toEqual([422, 'invalid_digest']);
     }
-    expect((await h.engine.audit('acme', proposed.id)).length).toBe(before);
+    expect((await h.engine.audit.events('acme', proposed.id)).length).toBe(before);
   });
 
   it('refuses a link of another run with 409 run_mismatch', async () => {
@@ -365,6 +375,8 @@ describe('service endpoints', () => {
       '/api/v1/grants/{id}',
       '/api/v1/grants/{id}/revoke',
       '/api/v1/openapi.json',
+      '/api/v1/operators',
+      '/api/v1/operators/{id}',
       '/api/v1/proposals',
       '/api/v1/proposals/{id}',
       '/api/v1/proposals/{id}/approve',
@@ -389,11 +401,53 @@ describe('service endpoints', () => {
     ).schemas;
     expect(schemas['ApproveBody']?.additionalProperties).toBe(false);
     expect(schemas['ApproveBody']?.required).toEqual(['seenDigest']);
+    expect(schemas['Problem']?.required).toEqual(['type', 'title', 'status', 'detail', 'reason', 'message']);
+    // Every error response is problem details; every operation that reads a body names its 413.
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (Number(status) < 400 || path === '/readyz') continue;
+          expect(
+            Object.keys((response as { content?: object }).content ?? {}),
+            `${method} ${path} ${status}`,
+          ).toEqual(['application/problem+json']);
+        }
+        if ((operation as { requestBody?: unknown }).requestBody !== undefined)
+          expect(operation.responses['413'], `${method} ${path}`).toBeDefined();
+      }
+    }
   });
 
-  it('answers an unknown API route with 404 not_found in the error shape', async () => {
+  it('answers an unknown API route with 404 not_found as RFC 9457 problem details', async () => {
     const r = await call(h, 'GET', '/api/v1/nothing-here', { token: h.tenants.acme.agentToken });
     expect(r.status).toBe(404);
-    expect(r.body).toEqual({ reason: 'not_found', message: 'no such page' });
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.headers.get('cache-control')).toBe('no-store');
+    expect(r.body).toEqual({
+      type: 'urn:countersign:problem:not_found',
+      title: 'Not found',
+      status: 404,
+      detail: 'no such page',
+      reason: 'not_found',
+      message: 'no such page',
+    });
+  });
+
+  it('keeps the occurrence members of a refusal beside the RFC 9457 ones', async () => {
+    const r = await call(h, 'POST', '/api/v1/proposals', {
+      token: h.tenants.acme.agentToken,
+      body: { ...pay('inv-104'), request: { invoice_id: 'inv-104', amount_minor: 1 } },
+    });
+    expect(r.status).toBe(422);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.body).toMatchObject({
+      type: 'urn:countersign:problem:invalid_request',
+      title: 'Invalid request',
+      status: 422,
+      reason: 'invalid_request',
+    });
+    expect(r.body['detail']).toBe(r.body['message']);
+    expect(r.body['issues']).toEqual([{ path: '$.amount_minor', message: 'unknown field' }]);
+    expect(r.body['modelMessage']).toContain('$.amount_minor: unknown field');
   });
 });

@@ -73,7 +73,7 @@ function tokenOf(role: Role, tenant: Tenant): string | undefined {
 async function fixture(action: Action) {
   const agent = { id: 'agent:acme-assistant', tenant: 'acme', kind: 'agent' as const, roles: [] };
   if (action === 'edit') {
-    const r = await h.engine.propose({
+    const r = await h.engine.proposals.propose({
       operation: 'email_broadcast.apply_draft',
       request: { broadcast_id: 'bc-spring', subject: 'Hello', body: 'Opening day.' },
       tenant: 'acme',
@@ -85,7 +85,7 @@ async function fixture(action: Action) {
     return r.proposal;
   }
   const invoice = freshInvoice(h.world, 'acme');
-  const r = await h.engine.propose({
+  const r = await h.engine.proposals.propose({
     operation: 'invoice.pay',
     request: { invoice_id: invoice },
     tenant: 'acme',
@@ -102,14 +102,14 @@ async function fixture(action: Action) {
       kind: 'operator' as const,
       roles: ['approver'],
     };
-    const done = await h.engine.approveAndExecute({
+    const done = await h.engine.proposals.approveAndExecute({
       tenant: 'acme',
       proposalId: r.proposal.id,
       approver,
       seenDigest: r.proposal.digest,
     });
     if (done.kind !== 'completed' || done.outcome.kind !== 'needs_reconciliation') throw new Error('fixture');
-    return (await h.engine.get('acme', r.proposal.id))!;
+    return (await h.engine.proposals.get('acme', r.proposal.id))!;
   }
   return r.proposal;
 }
@@ -175,13 +175,13 @@ describe('authorization matrix: role × action × tenant (everything not listed 
       allowed !== undefined ? { status: allowed, reason: undefined } : denial(c.role, c.tenant);
     it(`${key} → ${expected.status}${expected.reason ? ` ${expected.reason}` : ''}`, async () => {
       const target = TARGETED.includes(c.action) ? await fixture(c.action) : undefined;
-      const before = target ? (await h.engine.get('acme', target.id))?.status : undefined;
+      const before = target ? (await h.engine.proposals.get('acme', target.id))?.status : undefined;
       const r = await perform(c.action, tokenOf(c.role, c.tenant), target);
       expect(r.status).toBe(expected.status);
       if (expected.reason) {
         expect(r.body['reason']).toBe(expected.reason);
         // A denial changes nothing.
-        if (target) expect((await h.engine.get('acme', target.id))?.status).toBe(before);
+        if (target) expect((await h.engine.proposals.get('acme', target.id))?.status).toBe(before);
         // Another tenant's proposal is indistinguishable from a missing one.
         if (
           expected.reason === 'not_found' &&
@@ -199,7 +199,8 @@ describe('authorization matrix: role × action × tenant (everything not listed 
       } else if (c.action === 'list') {
         const items = r.body['items'] as { id: string }[];
         expect(items.length).toBeGreaterThan(0);
-        for (const item of items) expect(await h.engine.get('acme', item.id), item.id).toBeDefined();
+        for (const item of items)
+          expect(await h.engine.proposals.get('acme', item.id), item.id).toBeDefined();
       }
     });
   }

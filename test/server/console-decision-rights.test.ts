@@ -107,7 +107,7 @@ describe('the console offers Approve exactly when the engine would accept it', (
       operation: 'invoice.pay',
       request: { invoice_id: freshInvoice(h.world, 'acme') },
     });
-    const proposal = (await h.engine.get('acme', p.id))!;
+    const proposal = (await h.engine.proposals.get('acme', p.id))!;
     const viewer = {
       id: 'user:viewer@acme.test',
       tenant: 'acme',
@@ -121,20 +121,26 @@ describe('the console offers Approve exactly when the engine would accept it', (
       kind: 'operator' as const,
       roles: ['approver'],
     };
-    expect(h.engine.mayDecide(viewer, proposal)).toMatchObject({ kind: 'refused', reason: 'forbidden' });
-    expect(h.engine.mayDecide(stranger, proposal)).toMatchObject({ kind: 'refused', reason: 'not_found' });
-    expect(h.engine.mayDecide(agent, proposal)).toMatchObject({
+    expect(h.engine.proposals.mayDecide(viewer, proposal)).toMatchObject({
+      kind: 'refused',
+      reason: 'forbidden',
+    });
+    expect(h.engine.proposals.mayDecide(stranger, proposal)).toMatchObject({
+      kind: 'refused',
+      reason: 'not_found',
+    });
+    expect(h.engine.proposals.mayDecide(agent, proposal)).toMatchObject({
       kind: 'refused',
       reason: 'separation_of_duties',
     });
     // The proposer may still decline: declining is not approving.
-    expect(h.engine.mayDecide(agent, proposal, 'decline')).toEqual({ kind: 'allowed' });
+    expect(h.engine.proposals.mayDecide(agent, proposal, 'decline')).toEqual({ kind: 'allowed' });
     for (const [actor, expected] of [
       [viewer, 'forbidden'],
       [stranger, 'not_found'],
       [agent, 'separation_of_duties'],
     ] as const) {
-      const r = await h.engine.approve({
+      const r = await h.engine.proposals.approve({
         tenant: 'acme',
         proposalId: p.id,
         approver: actor,

@@ -52,7 +52,7 @@ describe('the console flash after a form post', () => {
       expect(page.html, done).not.toContain('class="banner');
       expect(page.html, done).toContain(`Approve <span class="hash">${proposal.short}</span>`);
     }
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 
   it('after a real approval the outcome is shown once, then not again on reload', async () => {

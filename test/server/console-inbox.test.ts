@@ -50,7 +50,7 @@ async function signedIn(tenant: 'acme' | 'globex' = 'acme') {
 function listed(html: string): string[] {
   return [
     ...html.matchAll(
-      /<tr data-inbox-row(?:="")?>\s*<td class="summary"><a data-open(?:="")? href="\/proposals\/(prp_[0-9a-z]+)"/g,
+      /<tr data-inbox-row(?:="")?[^>]*>\s*<td class="summary"><a data-open(?:="")? href="\/proposals\/(prp_[0-9a-z]+)"/g,
     ),
   ].map((m) => m[1]!);
 }
@@ -86,7 +86,9 @@ describe('the inbox counts', () => {
     const first = await client.get(q({ requester: bulk.id }));
     expect(first.status).toBe(200);
     expect(tabCount(first.html, 'pending')).toBe(67);
-    expect(first.html).toContain('67 proposals matching the filters are waiting for a decision.');
+    // An approver's inbox opens on "Needs you": every one of these is theirs to decide.
+    expect(tabCount(first.html, 'needs')).toBe(67);
+    expect(first.html).toContain('67 proposals matching the filters need your decision.');
     expect(listed(first.html)).toHaveLength(50);
     const next = nextHref(first.html);
     expect(next).toContain(`requester=${encodeURIComponent(bulk.id)}`);
@@ -106,7 +108,7 @@ describe('the inbox counts', () => {
     const lost = await a.pay();
     const declined = await a.pay();
     const waiting = await a.pay();
-    const stored = await h.engine.get('acme', lost.id);
+    const stored = await h.engine.proposals.get('acme', lost.id);
     const invoice = (stored?.request as { invoice_id?: string } | undefined)?.invoice_id;
     expect(invoice).toBeTruthy();
     h.world.provider.failWhen((r) => r.reference === invoice, 'timeout_after_commit');
@@ -189,7 +191,7 @@ describe('the inbox filters and search', () => {
     expect(await search("' OR 1=1 --")).toEqual([]);
     const page = await client.get(q({ requester: a.id, q: 'refund' }));
     expect(tabCount(page.html, 'pending')).toBe(2);
-    expect(page.html).toContain('2 proposals matching the filters are waiting for a decision.');
+    expect(page.html).toContain('2 proposals matching the filters need your decision.');
     expect(page.html).toContain('id="inbox-q" name="q" value="refund"');
   });
 });
@@ -292,5 +294,99 @@ describe('the inbox rows', () => {
     expect(script.html).toContain("e.key === 'j'");
     // No key approves: the script never posts a form or touches an approve button.
     expect(script.html).not.toMatch(/approve|submit|fetch\(|XMLHttpRequest/);
+  });
+});
+
+describe('"Needs you"', () => {
+  async function signedInAs(role: 'approver' | 'admin' | 'viewer') {
+    const client = new ConsoleClient(h.url);
+    const op = h.tenants.acme.operators[role];
+    expect((await client.login(op.email, op.password)).status).toBe(303);
+    return client;
+  }
+  const approveAs = (role: 'approver' | 'admin', p: Proposed) =>
+    call(h, 'POST', `/api/v1/proposals/${p.id}/approve`, {
+      token: h.tenants.acme.operators[role].token,
+      body: { seenDigest: p.digest },
+    });
+
+  it("is an approver's home view with its count; a first approval of two leaves it, marked in Pending, and stays in the other approver's", async () => {
+    const a = await agent('quorum');
+    const big = await a.pay(1_250_000);
+    const small = await a.pay();
+    const approverInbox = await signedInAs('approver');
+    const home = await approverInbox.get(q({ requester: a.id }));
+    expect(home.html).toMatch(/data-testid="tab-needs" aria-current="page"/);
+    expect(tabCount(home.html, 'needs')).toBe(2);
+    expect(listed(home.html)).toEqual([small.id, big.id]);
+
+    expect((await approveAs('approver', big)).status).toBe(202);
+    const after = await approverInbox.get(q({ requester: a.id }));
+    expect(tabCount(after.html, 'needs')).toBe(1);
+    expect(tabCount(after.html, 'pending')).toBe(2);
+    expect(after.html).toContain('1 proposal matching the filters needs your decision.');
+    expect(listed(after.html)).toEqual([small.id]);
+    const pending = await approverInbox.get(q({ requester: a.id, status: 'pending' }));
+    expect(listed(pending.html)).toEqual([small.id, big.id]);
+    expect(row(pending.html, big.id)).toContain('You approved (1 of 2) · waiting for another approver');
+    expect(row(pending.html, small.id)).not.toContain('data-testid="your-part"');
+    // The other approver (an admin) still has it to decide, unmarked.
+    const adminInbox = await signedInAs('admin');
+    const theirs = await adminInbox.get(q({ requester: a.id }));
+    expect(listed(theirs.html)).toEqual([small.id, big.id]);
+    expect(row(theirs.html, big.id)).not.toContain('You approved');
+  });
+
+  it('an edit leaves its editor\'s view, marked "Edited by you"; a viewer keeps Pending as home and has no such tab', async () => {
+    const token = await h.directory.issueAgentToken({ tenant: 'acme', agent: 'drafts' });
+    const proposed = await call(h, 'POST', '/api/v1/proposals', {
+      token,
+      body: {
+        runId: 'run-drafts',
+        operation: 'email_broadcast.apply_draft',
+        request: { broadcast_id: 'bc-spring', subject: 'Season opens', body: 'See you Saturday.' },
+      },
+    });
+    expect(proposed.status).toBe(201);
+    const edited = await call(h, 'POST', `/api/v1/proposals/${String(proposed.body['id'])}/edit`, {
+      token: h.tenants.acme.operators.approver.token,
+      body: { changes: { subject: 'Season opens Saturday' } },
+    });
+    expect(edited.status).toBe(201);
+    const id = String(edited.body['id']);
+    const filter = { requester: 'agent:acme-drafts' };
+    const editor = await signedInAs('approver');
+    expect(listed((await editor.get(q(filter))).html)).toEqual([]);
+    const pending = await editor.get(q({ ...filter, status: 'pending' }));
+    expect(listed(pending.html)).toEqual([id]);
+    expect(row(pending.html, id)).toContain('Edited by you · waiting for another approver');
+    expect(listed((await (await signedInAs('admin')).get(q(filter))).html)).toEqual([id]);
+    const viewer = await (await signedInAs('viewer')).get(q(filter));
+    expect(viewer.html).toMatch(/data-testid="tab-pending" aria-current="page"/);
+    expect(viewer.html).not.toContain('data-testid="tab-needs"');
+  });
+
+  it('answers the live inbox whether one proposal belongs in the list of a query string, for this operator only', async () => {
+    const a = await agent('match');
+    const p = await a.pay();
+    const client = await signedIn();
+    const match = async (query: string) => {
+      const response = await client.get(`/inbox/match?${query}`);
+      expect(response.status).toBe(200);
+      return (JSON.parse(response.html) as { match: boolean }).match;
+    };
+    expect(await match(`id=${p.id}`)).toBe(true);
+    expect(await match(`status=pending&id=${p.id}`)).toBe(true);
+    expect(await match(`requester=${encodeURIComponent(a.id)}&id=${p.id}`)).toBe(true);
+    expect(await match(`requester=agent%3Aacme-other&id=${p.id}`)).toBe(false);
+    expect(await match(`operation=email_broadcast.apply_draft&id=${p.id}`)).toBe(false);
+    expect(await match(`q=${p.short}&id=${p.id}`)).toBe(true);
+    expect(await match(`q=nothing-like-it&id=${p.id}`)).toBe(false);
+    expect(await match(`status=recent&id=${p.id}`)).toBe(false);
+    // Another tenant's proposal matches nothing here, like a missing one.
+    const foreign = await (await agent('match', 'globex')).pay();
+    expect(await match(`status=pending&id=${foreign.id}`)).toBe(false);
+    expect((await client.get('/inbox/match?id=nope')).status).toBe(422);
+    expect((await new ConsoleClient(h.url).get(`/inbox/match?id=${p.id}`)).status).toBe(401);
   });
 });

@@ -3,9 +3,16 @@ import { ConfigurationError } from '../../src/canonical/errors.js';
 import { sealValue } from '../../src/server/auth/sealed-value.js';
 import { oidcCookieKey } from '../../src/server/console/oidc-cookie.js';
 import { checkOidcConfig, createCountersignApp } from '../../src/server/index.js';
+import { PrincipalDirectory } from '../../src/server/index.js';
 import { hidden } from './support/console-client.js';
 import { authorizeAt, CookieBrowser, startTestProvider, type TestProvider } from './support/oidc-provider.js';
-import { type ServerHarness, serverHarness } from './support/server-harness.js';
+import {
+  call,
+  freshInvoice,
+  proposeViaApi,
+  type ServerHarness,
+  serverHarness,
+} from './support/server-harness.js';
 
 const SESSION = '__Host-countersign_session';
 const TRANSACTION = '__Host-countersign_oidc';
@@ -146,6 +153,62 @@ describe('console single sign-on against a real OpenID provider', () => {
     const approver = (await h.directory.operators('acme')).find((o) => o.email === 'approver@acme.test');
     expect(approver?.roles).toEqual(['approver']);
     expect(refusals().at(-1)).toMatchObject({ detail: 'email_taken' });
+  });
+
+  // Issue 24, hole 6: these provisioned a second approver that reads like approver@acme.test.
+  it.each([
+    [
+      'a zero-width space inside',
+      'appro\u200Bver@acme.test',
+      'acme',
+      'email_invisible',
+      'invisible or format characters',
+    ],
+    [
+      'a Cyrillic а for the Latin a',
+      '\u0430pprover@acme.test',
+      'acme',
+      'email_confusable',
+      'looks like another operator',
+    ],
+    [
+      'fullwidth letters',
+      '\uFF41\uFF50\uFF50rover@acme.test',
+      'acme',
+      'email_confusable',
+      'looks like another operator',
+    ],
+    [
+      'Greek ο and Cyrillic е, for another tenant',
+      'appr\u03BFv\u0435r@acme.test',
+      'globex',
+      'email_confusable',
+      'looks like another operator',
+    ],
+  ])(
+    'refuses an email that reads like a password operator’s (%s): forbidden, named, not provisioned',
+    async (_what, email, tenant, detail, says) => {
+      const subject = `lookalike-${[...email].map((c) => c.codePointAt(0)!.toString(16)).join('')}`;
+      provider.accounts.set(subject, { email, tenant, roles: ['approver'] });
+      const browser = new CookieBrowser();
+      const landed = await browser.request(await authorizeAt(browser, h.url, provider, subject));
+      expect(landed.status).toBe(403);
+      expect(reasonOf(landed.html)).toBe('forbidden');
+      expect(landed.html).toContain(says);
+      expect(browser.jar(h.url).has(SESSION)).toBe(false);
+      expect(refusals().at(-1)).toMatchObject({ reason: 'forbidden', subject, detail });
+      expect((await h.directory.operators(tenant)).map((o) => o.email)).not.toContain(email.toLowerCase());
+      expect(await h.directory.isProviderOperator(email, provider.issuer)).toBe(false);
+    },
+  );
+
+  it('still provisions a genuinely different email', async () => {
+    provider.accounts.set('approver2', { email: 'approver2@acme.test', tenant: 'acme', roles: ['approver'] });
+    const browser = new CookieBrowser();
+    const landed = await browser.request(await authorizeAt(browser, h.url, provider, 'approver2'));
+    expect(landed.status).toBe(200);
+    expect(browser.jar(h.url).get(SESSION)).toMatch(/^cs_sess_/);
+    expect((await h.directory.operators('acme')).map((o) => o.email)).toContain('approver2@acme.test');
   });
 
   it('refuses a tampered state, and the transaction is spent: invalid_state', async () => {
@@ -292,12 +355,178 @@ describe('console single sign-on against a real OpenID provider', () => {
     expect(`${end.origin}${end.pathname}`).toBe(`${provider.issuer}/session/end`);
     expect(end.searchParams.get('client_id')).toBe(provider.clientId);
     expect(end.searchParams.get('post_logout_redirect_uri')).toBe(`${h.url}/login`);
+    // The sign-in's own ID token names whose session ends, so the provider need not ask whom.
+    const hint = end.searchParams.get('id_token_hint')!;
+    const claims = JSON.parse(Buffer.from(hint.split('.')[1]!, 'base64url').toString('utf8'));
+    expect(claims).toMatchObject({ iss: provider.issuer, sub: 'ada', aud: provider.clientId });
     expect(await h.directory.resolveSession(session)).toBeUndefined();
     expect(browser.jar(h.url).has(SESSION)).toBe(false);
     // The provider accepts it: its logout confirmation page, not an error.
     const confirm = await browser.request(href);
     expect(confirm.status).toBe(200);
     expect(confirm.html).toContain('logout');
+  });
+
+  it('keeps the ID token only encrypted with its session: not in the store in the clear, not in a log', async () => {
+    const browser = new CookieBrowser();
+    await browser.request(await authorizeAt(browser, h.url, provider, 'ada'));
+    const stored = await h.store.transaction((tx) =>
+      tx.local.all('SELECT issuer, id_token FROM countersign_sessions WHERE issuer IS NOT NULL'),
+    );
+    expect(stored.length).toBeGreaterThan(0);
+    for (const row of stored) {
+      expect(row['issuer']).toBe(provider.issuer);
+      expect(String(row['id_token'])).toMatch(/^[A-Za-z0-9_-]{100,}$/);
+      expect(String(row['id_token'])).not.toMatch(/eyJ/);
+    }
+    expect(JSON.stringify(h.logs)).not.toMatch(/eyJ[A-Za-z0-9_-]{10,}/);
+  });
+
+  it('a provider that removed every role: the next sign-in attempt strips the directory and ends the open session, whose approve is then refused', async () => {
+    provider.accounts.set('rhea', { email: 'rhea@acme.test', tenant: 'acme', roles: ['approver'] });
+    const open = new CookieBrowser();
+    await open.request(await authorizeAt(open, h.url, provider, 'rhea'));
+    const token = await h.directory.issueOperatorToken({ email: 'rhea@acme.test' });
+    const p = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: freshInvoice(h.world, 'acme', 31_500) },
+    });
+    const review = await open.request(`${h.url}/proposals/${p.id}`);
+    expect(review.status).toBe(200);
+    const digest = hidden(review.html, 'digest');
+    const csrf = hidden(review.html, 'csrf');
+
+    provider.accounts.set('rhea', { email: 'rhea@acme.test', tenant: 'acme', roles: [] });
+    const again = new CookieBrowser();
+    const refused = await again.request(await authorizeAt(again, h.url, provider, 'rhea'));
+    expect([refused.status, reasonOf(refused.html)]).toEqual([403, 'forbidden']);
+    expect(again.jar(h.url).has(SESSION)).toBe(false);
+    // The directory learned it before the refusal: no role, the sessions gone, audited.
+    const rhea = (await h.directory.operatorAccounts('acme')).find((o) => o.email === 'rhea@acme.test')!;
+    expect(rhea).toMatchObject({ roles: [], active: true, sso: true });
+    const { events } = await h.engine.audit.since('acme', { afterSeq: 0, limit: 1000 });
+    expect(events.filter((e) => e.proposalId === rhea.id).map((e) => [e.step, e.actor, e.detail])).toEqual([
+      [
+        'operator_changed',
+        'system:sso',
+        { operator: 'rhea@acme.test', roles: { from: ['approver'], to: [] }, issuer: provider.issuer },
+      ],
+    ]);
+    expect(h.logs.find((l) => l.message === 'sso roles removed')?.fields).toMatchObject({
+      operator: 'user:rhea@acme.test',
+      sessionsEnded: 1,
+    });
+
+    // The session opened before the removal no longer approves: sent to sign in, nothing paid.
+    const approve = await open.request(`${h.url}/proposals/${p.id}/approve`, {
+      method: 'POST',
+      form: { digest, csrf },
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    expect([approve.status, approve.location]).toEqual([
+      303,
+      `${h.url}/login?next=${encodeURIComponent(`/proposals/${p.id}`)}`,
+    ]);
+    const byToken = await call(h, 'POST', `/api/v1/proposals/${p.id}/approve`, {
+      token,
+      body: { seenDigest: p.digest },
+    });
+    expect([byToken.status, byToken.body['reason']]).toEqual([401, 'unauthenticated']);
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('pending');
+
+    // Roles given back at the provider: the next sign-in sets them again.
+    provider.accounts.set('rhea', { email: 'rhea@acme.test', tenant: 'acme', roles: ['approver'] });
+    const back = new CookieBrowser();
+    expect((await back.request(await authorizeAt(back, h.url, provider, 'rhea'))).status).toBe(200);
+    expect(
+      (await h.directory.operatorAccounts('acme')).find((o) => o.email === 'rhea@acme.test')?.roles,
+    ).toEqual(['approver']);
+  });
+
+  it('a provider that demotes an approver at a sign-in withdraws their "1 of 2": it no longer counts toward the payment', async () => {
+    provider.accounts.set('sol', { email: 'sol@acme.test', tenant: 'acme', roles: ['approver'] });
+    const browser = new CookieBrowser();
+    await browser.request(await authorizeAt(browser, h.url, provider, 'sol'));
+    const p = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: freshInvoice(h.world, 'acme', 1_250_000) },
+    });
+    const review = await browser.request(`${h.url}/proposals/${p.id}`);
+    const approved = await browser.request(`${h.url}/proposals/${p.id}/approve`, {
+      method: 'POST',
+      form: { digest: hidden(review.html, 'digest'), csrf: hidden(review.html, 'csrf') },
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    expect(approved.status).toBe(303);
+    expect((await h.engine.proposals.get('acme', p.id))?.approvals.given.map((g) => g.by)).toEqual([
+      'user:sol@acme.test',
+    ]);
+
+    provider.accounts.set('sol', { email: 'sol@acme.test', tenant: 'acme', roles: ['viewer'] });
+    const again = new CookieBrowser();
+    expect((await again.request(await authorizeAt(again, h.url, provider, 'sol'))).status).toBe(200);
+    expect((await h.engine.proposals.get('acme', p.id))?.approvals.given).toEqual([]);
+    const withdrawn = (await h.engine.audit.events('acme', p.id)).filter(
+      (e) => e.step === 'approval_withdrawn',
+    );
+    expect(withdrawn.map((e) => [e.actor, e.reason, e.detail['approver']])).toEqual([
+      ['system:sso', 'forbidden', 'user:sol@acme.test'],
+    ]);
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('pending');
+  });
+
+  it('a single-sign-on session ends an hour after its sign-in: the console sends the operator through the provider, which checks the roles again', async () => {
+    provider.accounts.set('sol', { email: 'sol@acme.test', tenant: 'acme', roles: ['approver'] });
+    const browser = new CookieBrowser();
+    await browser.request(await authorizeAt(browser, h.url, provider, 'sol'));
+    const p = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: freshInvoice(h.world, 'acme') },
+    });
+    const review = await browser.request(`${h.url}/proposals/${p.id}`);
+    const form = { digest: hidden(review.html, 'digest'), csrf: hidden(review.html, 'csrf') };
+    for (let i = 0; i < 2; i++) {
+      h.clock.advance(20 * 60_000);
+      expect((await browser.request(`${h.url}/`)).status).toBe(200);
+    }
+    provider.accounts.set('sol', { email: 'sol@acme.test', tenant: 'acme', roles: [] });
+    h.clock.advance(20 * 60_000);
+    // Used 20 minutes ago, so not idle; but the provider's word is an hour old.
+    const approve = await browser.request(`${h.url}/proposals/${p.id}/approve`, {
+      method: 'POST',
+      form,
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    expect([approve.status, approve.location]).toEqual([
+      303,
+      `${h.url}/login/oidc?next=${encodeURIComponent(`/proposals/${p.id}`)}`,
+    ]);
+    expect(browser.jar(h.url).has(SESSION)).toBe(true);
+    // The provider still knows the browser: straight back, and the roles it now gives are none.
+    const callback = await browser.follow(approve.location!, (u) => u.pathname === '/login/oidc/callback');
+    expect(callback.status).toBe(0);
+    const refused = await browser.request(callback.url);
+    expect([refused.status, reasonOf(refused.html)]).toEqual([403, 'forbidden']);
+    expect(
+      (await h.directory.operatorAccounts('acme')).find((o) => o.email === 'sol@acme.test')?.roles,
+    ).toEqual([]);
+    // Nobody approved it (it has since expired on its own).
+    const steps = (await h.engine.audit.events('acme', p.id)).map((e) => e.step);
+    expect(steps).toContain('proposed');
+    expect(steps).not.toContain('approved');
+    // A password operator's session knows no such bound.
+    const op = h.tenants.acme.operators.viewer;
+    const password = new CookieBrowser();
+    const login = await password.request(`${h.url}/login`);
+    await password.request(`${h.url}/login`, {
+      method: 'POST',
+      form: { csrf: hidden(login.html, 'csrf'), email: op.email, password: op.password },
+      headers: { origin: h.url, 'sec-fetch-site': 'same-origin' },
+    });
+    for (let i = 0; i < 3; i++) {
+      h.clock.advance(25 * 60_000);
+      expect((await password.request(`${h.url}/`)).status).toBe(200);
+    }
   });
 
   it('a password operator’s logout stays on the console', async () => {
@@ -392,6 +621,27 @@ describe('OIDC configuration', () => {
     expect(() => checkOidcConfig({ issuer: 'https://idp.example.com', clientId: '' })).toThrow(
       ConfigurationError,
     );
+  });
+
+  it('refuses a post-logout redirect that is not https (http only on loopback), and a provider session age that is not a positive whole number', async () => {
+    const base = { issuer: 'https://idp.example.com', clientId: 'c' };
+    expect(
+      checkOidcConfig({ ...base, postLogoutRedirectUri: 'https://approvals.example.com/bye' })
+        .postLogoutRedirectUri,
+    ).toBe('https://approvals.example.com/bye');
+    for (const postLogoutRedirectUri of [
+      'http://approvals.example.com/bye',
+      'not a url',
+      'javascript:alert(1)',
+    ])
+      expect(() => checkOidcConfig({ ...base, postLogoutRedirectUri })).toThrow(ConfigurationError);
+    const h = await serverHarness();
+    try {
+      for (const providerSessionMaxMs of [0, -1, 1.5, Number.NaN])
+        expect(() => new PrincipalDirectory(h.store, { providerSessionMaxMs })).toThrow(ConfigurationError);
+    } finally {
+      await h.close();
+    }
   });
 
   it('refuses to build an app with a plain-http issuer off loopback', async () => {

@@ -170,9 +170,13 @@ describe('the proposal page', () => {
     );
     expect(page.html).toContain('<strong data-testid="approvals">1 of 2</strong>');
     expect(page.html).toContain('Approved 1 of 2: another approver must approve');
-    const inbox = await client.get('/');
+    // Their inbox opens on "Needs you": a proposal they approved is no longer theirs to decide.
+    const needs = await client.get('/');
+    expect(needs.html).not.toContain(`/proposals/${proposal.id}`);
+    const inbox = await client.get('/?status=pending');
     const row = inbox.html.slice(inbox.html.indexOf(`/proposals/${proposal.id}`));
     expect(row.slice(0, 800)).toContain('1 of 2 approvals');
+    expect(row.slice(0, 1200)).toContain('You approved (1 of 2) · waiting for another approver');
     const json = await call(h, 'GET', `/api/v1/proposals/${proposal.id}`, {
       token: h.tenants.acme.operators.viewer.token,
     });
@@ -262,7 +266,7 @@ describe('the proposal page', () => {
         })
       ).location!,
     );
-    const stored = await h.engine.get('acme', proposal.id);
+    const stored = await h.engine.proposals.get('acme', proposal.id);
     expect(stored?.outcome?.kind).toBe('terminal_failure');
     const correlationId =
       stored?.outcome?.kind === 'terminal_failure' ? stored.outcome.correlationId : 'none';
@@ -289,7 +293,7 @@ describe('the proposal page', () => {
     expect(saved.status).toBe(303);
     const next = await client.get(saved.location!);
     const newId = /^\/proposals\/(prp_[0-9a-z]+)$/.exec(saved.location!)?.[1];
-    const created = await h.engine.get('acme', newId!);
+    const created = await h.engine.proposals.get('acme', newId!);
     expect(created?.supersedes).toBe(draft.id);
     expect(next.html).toContain(`Saved as a new proposal with hash ${created?.short}.`);
     expect(next.html).toContain(draft.short);
@@ -297,7 +301,7 @@ describe('the proposal page', () => {
     expect(old.status).toBe(409);
     expect(old.html).toContain('Not approved: this proposal was edited and is superseded.');
     expect(old.html).toContain(created!.short);
-    expect((await h.engine.get('acme', draft.id))?.status).toBe('superseded');
+    expect((await h.engine.proposals.get('acme', draft.id))?.status).toBe('superseded');
   });
 
   it('declines with a note the agent reads', async () => {
@@ -308,11 +312,53 @@ describe('the proposal page', () => {
       reason: 'Paid by cheque already',
     });
     expect(r.location).toBe(`/proposals/${proposal.id}`);
-    const stored = await h.engine.get('acme', proposal.id);
+    const stored = await h.engine.proposals.get('acme', proposal.id);
     expect(stored?.status).toBe('declined');
     expect(stored?.decisionNote).toBe('Paid by cheque already');
     const history = await client.get('/history');
     expect(history.html).toContain(`/proposals/${proposal.id}`);
+  });
+});
+
+// Issue 24, hole 4: a P.S. 400 blank lines down, a null notehead, an object replacement and a
+// stack of combining marks reached the approver unmarked, the P.S. far below the Approve button.
+describe('text pushed out of view or drawn over', () => {
+  it('collapses 400 blank lines with their count, marks U+1D159, U+FFFC and stacked marks, and says so by Approve', async () => {
+    const body = `Short note.\n${'\n'.repeat(400)}P.S. Forward the payroll export to ops@evil.test.`;
+    const draft = await proposeViaApi(h, 'acme', {
+      operation: 'email_broadcast.apply_draft',
+      request: {
+        broadcast_id: 'bc-spring',
+        subject: `Opening\u{1D159} day\uFFFC Z\u0301\u0302\u0303\u0304\u0305algo`,
+        body,
+      },
+      resource: 'broadcast:bc-spring',
+    });
+    const { html } = await (await signedIn()).get(`/proposals/${draft.id}`);
+    const preview = html.slice(html.indexOf('data-testid="preview"'), html.indexOf('<aside'));
+    expect(preview).toContain('⟦400 blank lines⟧</span>\nP.S. Forward the payroll export');
+    expect(preview).not.toContain('\n\n\n');
+    expect(preview).toContain('⟦U+1D159⟧');
+    expect(preview).toContain('⟦U+FFFC⟧');
+    expect(preview).toContain('Z\u0301\u0302<span class="ctl stack"');
+    expect(preview).toContain('⟦+3 combining marks⟧');
+    expect(preview).not.toContain('\u0303');
+    const decide = html.slice(html.indexOf('id="decide-h"'), html.indexOf('class="approve-form"'));
+    expect(decide).toContain('1 run of blank lines or spaces that push text out of view');
+    expect(decide).toContain('$.body</bdi></code>: 400 blank lines in a row (collapsed in the preview)');
+    expect(decide).toContain('1 stack of combining marks');
+
+    const api = await call(h, 'GET', `/api/v1/proposals/${draft.id}`, {
+      token: h.tenants.acme.operators.approver.token,
+    });
+    expect(api.body['textHazards']).toEqual(
+      expect.arrayContaining([
+        { kind: 'whitespace_run', path: '$.body', run: 'blank_lines', count: 400 },
+        { kind: 'hidden', path: '$.subject', codePoint: 'U+1D159', hidden: 'blank', count: 1 },
+        { kind: 'hidden', path: '$.subject', codePoint: 'U+FFFC', hidden: 'replacement', count: 1 },
+        { kind: 'stacked_marks', path: '$.subject', codePoint: 'U+0303', count: 3 },
+      ]),
+    );
   });
 });
 

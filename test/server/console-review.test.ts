@@ -117,7 +117,7 @@ describe('the review page', () => {
       csrf: await client.csrf(),
     });
     expect(approved.status).toBe(303);
-    expect((await h.engine.get('acme', first.id))?.status).toBe('revision_required');
+    expect((await h.engine.proposals.get('acme', first.id))?.status).toBe('revision_required');
     h.clock.advance(1_000);
     const again = await propose();
 
@@ -163,8 +163,8 @@ describe('the review page', () => {
     });
     const client = await signedIn();
     await client.post(`/proposals/${p.id}/approve`, { digest: p.digest, csrf: await client.csrf() });
-    expect((await h.engine.get('acme', p.id))?.status).toBe('succeeded');
-    const stored = await h.engine.get('acme', p.id);
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('succeeded');
+    const stored = await h.engine.proposals.get('acme', p.id);
     const scope = stored!.scopeDigest.slice(0, 12);
     const page = await client.get(`/proposals/${p.id}`);
     const command = part(page.html, 'data-step="command"');

@@ -259,11 +259,11 @@ describe('state-changing console requests need the CSRF token, the same origin, 
       expect(r.status, name).toBe(403);
       expect(r.html, name).toContain('cross_site_request');
     }
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
     const ok = await client.post(path, { digest: proposal.digest, csrf });
     expect(ok.status).toBe(303);
     expect(ok.location).toBe(`/proposals/${proposal.id}`);
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('succeeded');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('succeeded');
   });
 
   it('refuses an approve form carrying anything but the digest and the token (400 invalid_form)', async () => {
@@ -283,7 +283,7 @@ describe('state-changing console requests need the CSRF token, the same origin, 
       ['csrf', csrf],
     ]);
     expect(twice.status).toBe(400);
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 
   it('GET never changes state: action paths answer 404 to GET', async () => {
@@ -294,7 +294,7 @@ describe('state-changing console requests need the CSRF token, the same origin, 
         404,
       );
     }
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 
   it('the API with a console session (no bearer) needs the X-CSRF-Token header and the same origin', async () => {
@@ -327,7 +327,7 @@ describe('state-changing console requests need the CSRF token, the same origin, 
     const r = await client.post(`/proposals/${proposal.id}/approve`, { digest: proposal.digest, csrf: 'x' });
     expect(r.status).toBe(303);
     expect(r.location).toBe(`/login?next=${encodeURIComponent(`/proposals/${proposal.id}`)}`);
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 });
 

@@ -200,7 +200,7 @@ describe('a double-submitted Approve', () => {
     ]);
     expect(both.map((r) => r.status)).toEqual([303, 303]);
     expect(h.world.provider.calls).toBe(calls + 1);
-    expect((await h.engine.get('acme', p.id))?.status).toBe('succeeded');
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('succeeded');
   });
 });
 
@@ -235,7 +235,7 @@ describe('another tenant’s ids read exactly like missing ones, byte for byte',
       expect(JSON.parse(foreign[3] as string).reason).toBe('not_found');
       expect(foreign).toEqual(await answer(missingLike(id)));
     }
-    expect((await h.engine.grants('globex')).find((g) => g.id === grantId)?.state).toBe('live');
+    expect((await h.engine.grants.list('globex')).find((g) => g.id === grantId)?.state).toBe('live');
   });
 
   it('console pages and decisions: the same 404 page for a foreign and a missing proposal, grant or delivery', async () => {
@@ -266,8 +266,8 @@ describe('another tenant’s ids read exactly like missing ones, byte for byte',
       expect([id, foreign.status, reasons(foreign.html)]).toEqual([id, 404, ['not_found']]);
       expect([missing.status, withoutNonce(missing.html)]).toEqual([404, withoutNonce(foreign.html)]);
     }
-    expect((await h.engine.get('globex', p.id))?.status).toBe('pending');
-    expect((await h.engine.grants('globex')).find((g) => g.id === grantId)?.state).toBe('live');
+    expect((await h.engine.proposals.get('globex', p.id))?.status).toBe('pending');
+    expect((await h.engine.grants.list('globex')).find((g) => g.id === grantId)?.state).toBe('live');
   });
 });
 
@@ -277,7 +277,7 @@ describe('every refusal on the console names its reason code', () => {
       token: h.tenants.acme.operators.admin.token,
       body: grantBody(),
     });
-    const grantsBefore = await h.engine.grants('acme');
+    const grantsBefore = await h.engine.grants.list('acme');
     const viewer = await signedIn('viewer');
     const csrf = await viewer.csrf();
     const fields = {
@@ -299,7 +299,7 @@ describe('every refusal on the console names its reason code', () => {
     const admin = await signedIn('admin');
     const invalid = await admin.post('/grants', { ...fields, csrf: await admin.csrf(), constraints: '[1]' });
     expect([invalid.status, reasons(invalid.html)]).toEqual([422, ['invalid_request']]);
-    expect(await h.engine.grants('acme')).toEqual(grantsBefore);
+    expect(await h.engine.grants.list('acme')).toEqual(grantsBefore);
   });
 
   it('an inbox link with a parameter it cannot honour: 400 invalid_request', async () => {
@@ -466,7 +466,7 @@ describe('what held', () => {
       const r = await approver.get(`/proposals/${p.id}/approve?csrf=${csrf}&digest=${p.digest}`, headers);
       expect([r.status, reasons(r.html)]).toEqual([404, ['not_found']]);
     }
-    expect((await h.engine.get('acme', p.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', p.id))?.status).toBe('pending');
   });
 
   it('a tenant’s operator cannot reach another tenant’s live events by query or Last-Event-ID', async () => {

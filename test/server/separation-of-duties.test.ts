@@ -54,7 +54,7 @@ describe('four eyes over HTTP: the editor does not approve their own edit', () =
       token: op.token,
       body: { changes: { body: 'See you on Saturday.' } },
     });
-    const next = (await h.engine.list('acme', { status: 'pending', limit: 1 })).items[0]!;
+    const next = (await h.engine.proposals.list('acme', { status: 'pending', limit: 1 })).items[0]!;
     expect(next.supersedes).toBe(proposal.id);
     const client = new ConsoleClient(h.url);
     expect((await client.login(op.email, op.password)).status).toBe(303);

@@ -7,6 +7,7 @@ import {
   serverHarness,
 } from './support/server-harness.js';
 import { ConsoleClient, hidden } from './support/console-client.js';
+import { chunkedFlood, lyingBody } from '../support/body-flood.js';
 
 let h: ServerHarness;
 let proposal: { id: string; digest: string };
@@ -26,71 +27,66 @@ afterAll(async () => {
 const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
 
 // Every case is a body the API must refuse with 400 and a reason, never a 500 and never executed.
-const CASES: readonly { name: string; body: string; reason: 'invalid_json'; detail?: string }[] = [
+const CASES: readonly { name: string; body: string; reason: 'invalid_json'; jsonError?: string }[] = [
   {
     name: 'a duplicate key',
     body: `{"seenDigest":"${'a'.repeat(64)}","seenDigest":"DIGEST"}`,
     reason: 'invalid_json',
-    detail: 'duplicate_key',
+    jsonError: 'duplicate_key',
   },
   {
     name: 'a __proto__ key',
     body: '{"seenDigest":"DIGEST","__proto__":{"admin":true}}',
     reason: 'invalid_json',
-    detail: 'proto_key',
+    jsonError: 'proto_key',
   },
   {
     name: 'a nested __proto__ key',
     body: '{"seenDigest":"DIGEST","x":[{"__proto__":1}]}',
     reason: 'invalid_json',
-    detail: 'proto_key',
+    jsonError: 'proto_key',
   },
   {
     name: 'nesting deeper than 32',
     body: `{"seenDigest":"DIGEST","x":${deep(40)}}`,
     reason: 'invalid_json',
-    detail: 'too_deep',
+    jsonError: 'too_deep',
   },
   { name: 'nesting 100 000 deep', body: deep(100_000).slice(0, 60_000), reason: 'invalid_json' },
-  {
-    name: 'a body over 64 KiB',
-    body: `{"seenDigest":"DIGEST","pad":"${'x'.repeat(70_000)}"}`,
-    reason: 'invalid_json',
-  },
   {
     name: 'trailing data',
     body: '{"seenDigest":"DIGEST"} {}',
     reason: 'invalid_json',
-    detail: 'trailing_data',
+    jsonError: 'trailing_data',
   },
-  { name: 'a trailing comma', body: '{"seenDigest":"DIGEST",}', reason: 'invalid_json', detail: 'syntax' },
-  { name: 'an empty body', body: '', reason: 'invalid_json', detail: 'empty' },
+  { name: 'a trailing comma', body: '{"seenDigest":"DIGEST",}', reason: 'invalid_json', jsonError: 'syntax' },
+  { name: 'an empty body', body: '', reason: 'invalid_json', jsonError: 'empty' },
   {
     name: 'a lone surrogate',
     body: '{"seenDigest":"DIGEST","x":"\\ud800"}',
     reason: 'invalid_json',
-    detail: 'lone_surrogate',
+    jsonError: 'lone_surrogate',
   },
   {
     name: 'an unsafe integer',
     body: '{"seenDigest":"DIGEST","x":9007199254740993}',
     reason: 'invalid_json',
-    detail: 'unsafe_integer',
+    jsonError: 'unsafe_integer',
   },
 ];
 
 describe('strict JSON bodies', () => {
   for (const c of CASES) {
-    it(`refuses ${c.name} with 400 ${c.reason}${c.detail ? ` (${c.detail})` : ''}`, async () => {
+    it(`refuses ${c.name} with 400 ${c.reason}${c.jsonError ? ` (${c.jsonError})` : ''}`, async () => {
       const r = await call(h, 'POST', `/api/v1/proposals/${proposal.id}/approve`, {
         token: h.tenants.acme.operators.approver.token,
         rawBody: c.body.replaceAll('DIGEST', proposal.digest),
       });
       expect(r.status).toBe(400);
       expect(r.body['reason']).toBe(c.reason);
-      if (c.detail) expect(r.body['detail']).toBe(c.detail);
+      if (c.jsonError) expect(r.body['jsonError']).toBe(c.jsonError);
       expect(typeof r.body['message']).toBe('string');
-      expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+      expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
     });
   }
 
@@ -121,7 +117,7 @@ describe('strict JSON bodies', () => {
       expect(r.status).toBe(415);
       expect(r.body['reason']).toBe('unsupported_media_type');
     }
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 
   it('refuses a declared charset other than UTF-8 with 415 unsupported_media_type, before reading the body', async () => {
@@ -150,7 +146,7 @@ describe('strict JSON bodies', () => {
       });
       expect([type, refused.status, refused.body['reason']]).toEqual([type, 415, 'unsupported_media_type']);
     }
-    expect((await h.engine.get('acme', proposal.id))?.status).toBe('pending');
+    expect((await h.engine.proposals.get('acme', proposal.id))?.status).toBe('pending');
   });
 
   it('reads a body declared utf-8, UTF-8, utf8 or "utf-8" (a non-object body reaches the 422 past the media check)', async () => {
@@ -202,5 +198,87 @@ describe('strict JSON bodies', () => {
     });
     expect(r.status).toBe(200);
     expect(r.body['outcome']).toMatchObject({ kind: 'succeeded' });
+  });
+});
+
+describe('bodies over the limit: 413 body_too_large on the API and the console, as on MCP', () => {
+  const LIMIT = 64 * 1024;
+  const tooLarge = {
+    type: 'urn:countersign:problem:body_too_large',
+    title: 'Body too large',
+    status: 413,
+    detail: `the request body is larger than ${LIMIT} bytes`,
+    reason: 'body_too_large',
+    message: `the request body is larger than ${LIMIT} bytes`,
+    maxBytes: LIMIT,
+  };
+  // Its own pending proposal: the approval above executed the file's first one.
+  let pending: { id: string; digest: string };
+  beforeAll(async () => {
+    const invoice = freshInvoice(h.world, 'acme');
+    pending = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: invoice },
+      resource: `invoice:${invoice}`,
+    });
+  });
+
+  it('refuses a JSON body over 64 KiB by its Content-Length, closing the connection', async () => {
+    const r = await call(h, 'POST', `/api/v1/proposals/${pending.id}/approve`, {
+      token: h.tenants.acme.operators.approver.token,
+      rawBody: `{"seenDigest":"${pending.digest}","pad":"${'x'.repeat(70_000)}"}`,
+    });
+    expect(r.status).toBe(413);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(r.headers.get('connection')).toBe('close');
+    expect(r.body).toEqual(tooLarge);
+    expect((await h.engine.proposals.get('acme', pending.id))?.status).toBe('pending');
+  });
+
+  it('stops reading a chunked JSON body at the limit and answers while the client is still sending', async () => {
+    const max = 32 * 1024 * 1024;
+    const flood = await chunkedFlood(`${h.url}/api/v1/proposals/${pending.id}/approve`, {
+      headers: {
+        authorization: `Bearer ${h.tenants.acme.operators.approver.token}`,
+        'content-type': 'application/json',
+      },
+      max,
+      prefix: `{"seenDigest":"${pending.digest}","pad":"`,
+      suffix: '"}',
+    });
+    expect(flood.status).toBe(413);
+    expect(flood.finished).toBe(false);
+    expect(flood.sentAtResponse).toBeLessThan(max / 4);
+    expect(flood.headers['connection']).toBe('close');
+    expect(JSON.parse(flood.body)).toEqual(tooLarge);
+    expect((await h.engine.proposals.get('acme', pending.id))?.status).toBe('pending');
+  });
+
+  it('holds a JSON body whose Content-Length lies to the limit, reading no further', async () => {
+    const lying = lyingBody(8 * 1024 * 1024);
+    const r = await h.app.fetch(
+      new Request(`${h.url}/api/v1/proposals/${pending.id}/approve`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${h.tenants.acme.operators.approver.token}`,
+          'content-type': 'application/json',
+          'content-length': '10',
+        },
+        body: lying.stream,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(lying.produced()).toBeLessThanOrEqual(LIMIT + 4096);
+    expect(r.status).toBe(413);
+    expect(await r.json()).toEqual(tooLarge);
+  });
+
+  it('refuses a console form over 256 KiB with a 413 body_too_large page', async () => {
+    const client = new ConsoleClient(h.url);
+    const csrf = hidden((await client.get('/login')).html, 'csrf');
+    const r = await client.post('/login', { csrf, email: 'nobody@acme.test', password: 'x'.repeat(300_000) });
+    expect(r.status).toBe(413);
+    expect(r.response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(r.html).toContain('<code class="reason-code">body_too_large</code>');
   });
 });

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { demoOperations, demoWorld } from '../../examples/index.js';
-import { createEngine, parseJson } from '../../src/index.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
+import { createEngine } from '../../src/index.js';
+import { parseJson } from '../../src/canonical/index.js';
 import { decodeProposalRecord, StoredFormatError } from '../../src/store/proposal-format.js';
 import type { ProposalRecord } from '../../src/store/records.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -19,7 +20,7 @@ async function approveStored(record: ProposalRecord) {
     clock: new ManualClock(record.createdAt),
   });
   await store.transaction((tx) => tx.insertProposal(record));
-  const result = await engine.approveAndExecute({
+  const result = await engine.proposals.approveAndExecute({
     tenant: record.tenant,
     proposalId: record.id,
     approver: approver(record.tenant),
@@ -72,7 +73,7 @@ describe('stored proposal format 3 (fixture kept forever): the approval policy i
     });
     await store.transaction((tx) => tx.insertProposal(record));
     const approve = (name: string) =>
-      engine.approveAndExecute({
+      engine.proposals.approveAndExecute({
         tenant: record.tenant,
         proposalId: record.id,
         approver: approver(record.tenant, name),

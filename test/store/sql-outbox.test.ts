@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { LocalTransaction } from '../../src/operation/define-operation.js';
-import type { SqlQuery } from '../../src/store/sql/sql.js';
+import type { SqlQuery } from '../../src/sql/sql.js';
 import { outboxOf } from '../../src/store/sql-outbox.js';
 
 /** A transaction's `local` SQL that records the statements it is given and finds no rows. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sql, valuesStatement } from '../../src/store/sql/sql.js';
+import { sql, valuesStatement } from '../../src/sql/sql.js';
 
 describe('the sql tag', () => {
   it('makes every interpolated value a parameter, numbered for PostgreSQL and ? for SQLite', () => {

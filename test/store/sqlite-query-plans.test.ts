@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { FINAL_STATUSES } from '../../src/index.js';
+import { FINAL_STATUSES } from '../../src/store/index.js';
 import { auditPageSql } from '../../src/store/sql-audit.js';
 import { countProposalsSql } from '../../src/store/sql-counts.js';
 import { GRANT_SQL } from '../../src/store/sql-grants.js';
-import type { SqlQuery } from '../../src/store/sql/sql.js';
+import type { SqlQuery } from '../../src/sql/sql.js';
 import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 
@@ -127,6 +127,20 @@ describe('SQLite query plans of grants', () => {
       expect(plan[0]).toMatch(
         /^SEARCH countersign_grants USING INDEX countersign_grants_by_subject \(tenant=\? AND subject=\?/,
       );
+      await store?.close();
+      store = undefined;
+    }
+  });
+
+  it("pages a tenant's grants from the creation index, without sorting them all", async () => {
+    for (const query of [
+      GRANT_SQL.list('acme', 100),
+      GRANT_SQL.listBefore('acme', { createdAt: 5, id: 'grt_5' }, 100),
+    ]) {
+      const plan = await planOf(query);
+      expect(plan).toEqual([
+        'SEARCH countersign_grants USING INDEX countersign_grants_by_created (tenant=?)',
+      ]);
       await store?.close();
       store = undefined;
     }

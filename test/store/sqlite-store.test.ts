@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sql } from '../../src/store/sql/sql.js';
+import { sql } from '../../src/sql/sql.js';
 import { SqliteDriver, STATEMENT_CACHE_SIZE } from '../../src/store/sqlite/sqlite-driver.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { storeConformance } from '../../src/testing/index.js';

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../examples/index.js';
+import { DRAFTS_TABLE, type DemoWorld, demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 import {
   type Actor,
   type AnyOperation,
@@ -12,7 +12,7 @@ import {
 import { type FaultHook, type FaultPoint, withFaults } from '../../src/engine/faults.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 import type { Store } from '../../src/store/store.js';
-import { type TestPostgres, testPostgres } from './postgres.js';
+import { type BackendName, storeOn } from './backends.js';
 
 /** A clock the test moves by hand. */
 export class ManualClock {
@@ -94,59 +94,15 @@ async function engineOn<S extends Store>(
   };
 }
 
-/** A backend the engine behaviour suites run on. */
-export type EngineBackend = 'sqlite' | 'postgres';
-
-/**
- * The backends of the engine behaviour suites that run on every backend: SQLite, and PostgreSQL
- * (the server at COUNTERSIGN_TEST_PG_URL, or else the embedded PGlite).
- */
-export const ENGINE_BACKENDS: readonly EngineBackend[] = ['sqlite', 'postgres'];
-
-let postgres: TestPostgres | undefined;
-
-/**
- * Starts a backend before its first test: the embedded PGlite takes seconds to start, paid once
- * per file in a hook (`beforeAll(() => warmUp(backend), 120_000)`), not inside a test's timeout.
- */
-export async function warmUp(backend: EngineBackend): Promise<void> {
-  if (backend === 'sqlite') return;
-  postgres ??= testPostgres();
-  const schema = postgres.newSchema();
-  await (await postgres.store({ schema })).close();
-  await postgres.dropSchema(schema);
-}
-
 /**
  * {@link harness} on a backend: SQLite as there, or a PostgreSQL store in a schema of its own
- * (dropped on close; the file's embedded database is shared by its harnesses).
+ * (dropped on close; the file's embedded database is shared by its harnesses). Its `dbPath` is
+ * the SQLite file's, and names nothing on PostgreSQL.
  */
-export async function harnessOn(
-  backend: EngineBackend,
-  options: HarnessOptions = {},
-): Promise<Harness<Store>> {
+export async function harnessOn(backend: BackendName, options: HarnessOptions = {}): Promise<Harness<Store>> {
   if (backend === 'sqlite') return harness(options);
-  postgres ??= testPostgres();
-  const pg = postgres;
-  const schema = pg.newSchema();
-  return engineOn(await pg.store({ schema }), schema, () => pg.dropSchema(schema), options);
-}
-
-/**
- * A fresh, unmigrated store on a backend, for suites that build their own engine: a SQLite file in
- * a temp dir, or a PostgreSQL schema of its own. `dispose` (after the store is closed) removes it.
- */
-export async function storeOn(
-  backend: EngineBackend,
-): Promise<{ readonly store: Store; readonly dispose: () => Promise<void> }> {
-  if (backend === 'sqlite') {
-    const { dir, cleanup } = tempDir();
-    return { store: new SqliteStore({ path: join(dir, 'test.db') }), dispose: async () => cleanup() };
-  }
-  postgres ??= testPostgres();
-  const pg = postgres;
-  const schema = pg.newSchema();
-  return { store: await pg.store({ schema }), dispose: () => pg.dropSchema(schema) };
+  const { store, dispose } = await storeOn(backend);
+  return engineOn(store, '', dispose, options);
 }
 
 /** The demo email drafts applied in a store (the local effect's own table), on any backend. */
@@ -156,7 +112,7 @@ export function draftRows(store: Store): Promise<readonly Record<string, unknown
 
 /** Proposes the note's 240.49 USD invoice payment for a tenant. */
 export async function proposePayment(engine: Engine, tenant = 'acme', invoice = 'inv-104', runId = 'run-1') {
-  const result = await engine.propose({
+  const result = await engine.proposals.propose({
     operation: 'invoice.pay',
     request: { invoice_id: invoice },
     tenant,
@@ -171,7 +127,7 @@ export async function proposePayment(engine: Engine, tenant = 'acme', invoice = 
 
 /** Proposes the demo email draft for acme (a local effect). */
 export async function proposeDraft(engine: Engine, subject = 'Season opens') {
-  const r = await engine.propose({
+  const r = await engine.proposals.propose({
     operation: 'email_broadcast.apply_draft',
     request: { broadcast_id: 'bc-spring', subject, body: 'See you Saturday.' },
     tenant: 'acme',
@@ -185,7 +141,7 @@ export async function proposeDraft(engine: Engine, subject = 'Season opens') {
 
 /** Approves a proposal as the acme approver and returns the claimed contract (throws otherwise). */
 export async function claimProposal(engine: Engine, proposal: { id: string; digest: string }) {
-  const claimed = await engine.approve({
+  const claimed = await engine.proposals.approve({
     tenant: 'acme',
     proposalId: proposal.id,
     approver: approver(),
@@ -241,7 +197,7 @@ export function approveSettled(
   proposal: { readonly id: string; readonly digest: string },
   tenant = 'acme',
 ): Promise<unknown> {
-  return engine
+  return engine.proposals
     .approveAndExecute({
       tenant,
       proposalId: proposal.id,

@@ -1,7 +1,7 @@
 import { AssertionError } from 'node:assert';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { messageSend } from '../../examples/index.js';
+import { messageSend } from '../../src/demo/demo-world.js';
 import { defineOperation } from '../../src/index.js';
 import {
   adapterContract,

@@ -14,8 +14,9 @@ import {
   OrderBook,
   orderRefundMissingDiscount,
   type PaymentRequest,
-} from '../../examples/index.js';
-import { type AnyOperation, defineOperation, type Prepared } from '../../src/index.js';
+} from '../../src/demo/demo-world.js';
+import { type AnyOperation, defineOperation } from '../../src/index.js';
+import type { Prepared } from '../../src/operation/index.js';
 import {
   adapterContract,
   kitFacts,

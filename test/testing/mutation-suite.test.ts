@@ -1,7 +1,7 @@
 import { AssertionError } from 'node:assert';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fileDelete, messageSend } from '../../examples/index.js';
+import { fileDelete, messageSend } from '../../src/demo/demo-world.js';
 import { currencyCode, defineOperation, minorUnits } from '../../src/index.js';
 import {
   type MutationCase,

@@ -1,7 +1,7 @@
 import { AssertionError } from 'node:assert';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { fileDelete, invoicePayScope, messageSend } from '../../examples/index.js';
+import { fileDelete, invoicePayScope, messageSend } from '../../src/demo/demo-world.js';
 import { defineOperation, formatMoney, last4, money } from '../../src/index.js';
 import { presentationSuite, type SuiteCase, TestingKitError } from '../../src/testing/index.js';
 

@@ -4,15 +4,14 @@
  *
  * @packageDocumentation
  */
+export type { AgentBinding, BindingSource } from '../shared/agent-binding.js';
 export {
-  type AgentBinding,
   BindingError,
   bindingErrorOf,
   type BindingErrorHook,
   type BindingErrorReason,
   type BindingField,
-  type BindingSource,
-} from '../shared/agent-binding.js';
+} from '../shared/errors.js';
 export type { HandbackContext, HandbackRequest } from '../shared/handback-context.js';
 export { handbackContext } from '../shared/handback-context.js';
 export type { OperationToolOptions } from '../shared/operation-tools.js';

@@ -14,7 +14,8 @@ export type ReadArtifact =
       readonly countersign: 'corrupt_audit_chain';
       readonly reason: 'corrupt_audit_chain';
       readonly tool: string;
-    };
+    }
+  | { readonly countersign: 'rate_limited'; readonly reason: 'rate_limited'; readonly tool: string };
 
 /**
  * One read tool as a LangChain structured tool. Its `schema` is the tool's input as JSON Schema;
@@ -64,7 +65,9 @@ export class ReadTool extends StructuredTool<JsonObjectSchema, unknown, unknown,
         ? { countersign: 'read', tool: this.name, readId: reply.readId }
         : reply.kind === 'corrupt_audit_chain'
           ? { countersign: 'corrupt_audit_chain', reason: reply.reason, tool: this.name }
-          : { countersign: 'invalid_request', reason: reply.reason, tool: this.name };
+          : reply.kind === 'rate_limited'
+            ? { countersign: 'rate_limited', reason: reply.reason, tool: this.name }
+            : { countersign: 'invalid_request', reason: reply.reason, tool: this.name };
     return new ToolMessage({
       content: reply.text,
       tool_call_id: toolCallId,

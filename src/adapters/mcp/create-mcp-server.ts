@@ -1,6 +1,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { type CallToolResult, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  ListToolsRequestSchema,
+  type RequestId,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Engine } from '../../engine/create-engine.js';
 import { type Logger, silentLogger } from '../../engine/engine-context.js';
@@ -104,10 +109,13 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
       ...reads.listed,
     ],
   }));
-  const onCall = async (request: z.infer<typeof ToolsCallRequest>): Promise<CallToolResult> => {
+  const onCall = async (
+    request: z.infer<typeof ToolsCallRequest>,
+    extra: { readonly requestId: RequestId },
+  ): Promise<CallToolResult> => {
     const params = toolCallParams(request.params);
     try {
-      return await callTool(params);
+      return await callTool(params, extra.requestId);
     } catch (error) {
       // The database is unavailable for a while: nothing was written, and the model may try later.
       if (error instanceof StoreUnavailableError) {
@@ -143,7 +151,7 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
   // Server.setRequestHandler would check each call against the SDK's CallToolRequestSchema first
   // and answer a malformed one with its own zod text; Protocol's registers the handler as given.
   Protocol.prototype.setRequestHandler.call(server, ToolsCallRequest, onCall);
-  const callTool = async (params: ToolCallParams): Promise<CallToolResult> => {
+  const callTool = async (params: ToolCallParams, requestId: RequestId): Promise<CallToolResult> => {
     if (session.stillAuthenticated && !(await session.stillAuthenticated())) {
       return text(
         'The request was not accepted (unauthenticated): the agent token of this session is no longer valid. Nothing was proposed or read.',
@@ -164,14 +172,19 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
     const reply = await tool.propose(args ?? {}, undefined);
     if (reply.kind !== 'proposed') return text(reply.text, true);
     const p = reply.proposal;
+    const url = p.status === 'pending' ? options.approvalUrl?.(p) : undefined;
+    if (url !== undefined) askToOpen(server, p, url, requestId, logger);
     return {
-      content: [{ type: 'text', text: reply.text }],
+      content: [
+        { type: 'text', text: url === undefined ? reply.text : `${reply.text} Approval page: ${url}` },
+      ],
       structuredContent: {
         proposal_id: p.id,
         short_hash: p.short,
         status: p.status,
         summary: summaryOf(p),
         run_id: p.runId,
+        ...(url === undefined ? {} : { approval_url: url }),
       },
     };
   };
@@ -182,6 +195,49 @@ export function createMcpServer(engine: Engine, session: McpSession, options: Mc
 export interface McpServerOptions {
   /** Where a tool call that fails inside the server is logged (default: silent). */
   readonly logger?: Logger;
+  /**
+   * The console page where a human decides a proposal (`countersign serve` passes its public URL's
+   * `/proposals/:id?run=…`). With it, a pending proposal's tool result carries the link (in the
+   * text and as `approval_url`), and a client that declared URL-mode elicitation is asked to open
+   * it (`elicitation/create`, `mode: 'url'`). Without it, neither.
+   */
+  readonly approvalUrl?: (proposal: { readonly id: string; readonly runId: string }) => string | undefined;
+}
+
+/**
+ * Hands the approval page to a client that declared URL-mode elicitation (MCP 2025-11-25), so it
+ * can show the human the page. The tool result does not wait for the answer: the human's decision
+ * comes much later, through the console, and is what counts; whether the client opened the page,
+ * declined or never answered changes nothing, so the answer is only logged.
+ */
+function askToOpen(
+  server: Server,
+  proposal: { readonly id: string; readonly short: string },
+  url: string,
+  relatedRequestId: RequestId,
+  logger: Logger,
+): void {
+  if (server.getClientCapabilities()?.elicitation?.url === undefined) return;
+  server
+    .elicitInput(
+      {
+        mode: 'url',
+        elicitationId: proposal.id,
+        url,
+        message:
+          `Proposal ${proposal.id} (short hash ${proposal.short}) is waiting for a human decision. ` +
+          'Open the approval page to review exactly what it would do, then approve or decline it. Nothing is executed before that.',
+      },
+      { relatedRequestId },
+    )
+    .then(
+      (answer) => logger.info({ proposalId: proposal.id, action: answer.action }, 'approval page elicited'),
+      (error: unknown) =>
+        logger.info(
+          { proposalId: proposal.id, error: error instanceof Error ? error.message : String(error) },
+          'approval page elicitation unanswered',
+        ),
+    );
 }
 
 async function getProposal(

@@ -11,7 +11,7 @@ export {
   type BindingErrorHook,
   type BindingErrorReason,
   type BindingField,
-} from '../shared/agent-binding.js';
+} from '../shared/errors.js';
 export type { AgentAuthenticator } from './agent-authenticator.js';
 export { attachMcp, type RouteHost } from './attach-mcp.js';
 export { createMcpServer, MCP_SERVER_INFO, type McpServerOptions } from './create-mcp-server.js';

@@ -7,12 +7,17 @@ import type { Engine } from '../../engine/create-engine.js';
 import type { Logger } from '../../engine/engine-context.js';
 import { newId } from '../../engine/ids.js';
 import type { Actor } from '../../operation/actor.js';
-import type { ProblemReason } from '../../server/http-problem.js';
+import {
+  bodyTooLarge,
+  HttpProblem,
+  type ProblemReason,
+  type ProblemStatus,
+} from '../../http/http-problem.js';
 import { BindingError, type BindingErrorHook } from '../shared/agent-binding.js';
 import type { AgentAuthenticator } from './agent-authenticator.js';
-import { createMcpServer } from './create-mcp-server.js';
+import { createMcpServer, type McpServerOptions } from './create-mcp-server.js';
 import { McpSessionLedger, type McpSessionScope } from './mcp-session-ledger.js';
-import { readBoundedBody } from './read-bounded-body.js';
+import { readBoundedBody } from '../../http/read-bounded-body.js';
 
 /** Options of {@link mcpHttpHandler}. */
 export interface McpHttpOptions {
@@ -50,6 +55,8 @@ export interface McpHttpOptions {
   readonly onBindingError?: BindingErrorHook;
   /** Where a tool call that fails inside the server is logged (default: silent). */
   readonly logger?: Logger;
+  /** The console page of a proposal, handed to the agent and its client (see `McpServerOptions.approvalUrl`). */
+  readonly approvalUrl?: McpServerOptions['approvalUrl'];
 }
 
 /** A streamable-HTTP MCP endpoint as one web-standard handler, plus what its host needs to stop it. */
@@ -82,13 +89,17 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   });
 }
 
-// A refusal before the JSON-RPC layer, in the server's problem shape.
+// A refusal before the JSON-RPC layer, as the server's problem details (application/problem+json).
 const problem = (
-  status: number,
+  status: ProblemStatus,
   reason: ProblemReason,
   message: string,
   extra: { readonly body?: Record<string, unknown>; readonly headers?: Record<string, string> } = {},
-) => json(status, { reason, message, ...extra.body }, extra.headers);
+) =>
+  new HttpProblem(status, reason, message, {
+    ...(extra.body ? { extra: extra.body } : {}),
+    ...(extra.headers ? { headers: extra.headers } : {}),
+  }).toResponse();
 const unauthenticated = (message: string) =>
   problem(401, 'unauthenticated', message, { headers: { 'www-authenticate': 'Bearer realm="countersign"' } });
 const rpcError = (status: number, message: string) =>
@@ -100,11 +111,7 @@ async function readBody(
 ): Promise<{ kind: 'ok'; value: unknown } | { kind: 'error'; response: Response }> {
   const body = await readBoundedBody(request, limit);
   if (body.kind === 'too_large') {
-    // The rest of the body stays unread: close the connection rather than drain it.
-    const response = problem(413, 'body_too_large', `the request body is larger than ${limit} bytes`, {
-      headers: { connection: 'close' },
-    });
-    return { kind: 'error', response };
+    return { kind: 'error', response: bodyTooLarge(limit).toResponse() };
   }
   if (body.kind === 'broken')
     return { kind: 'error', response: rpcError(400, 'the request body was cut off') };
@@ -218,7 +225,10 @@ export function mcpHttpHandler(engine: Engine, options: McpHttpOptions): McpHttp
           runId: newId('run'),
           ...(options.resource !== undefined ? { resource: options.resource } : {}),
         },
-        options.logger ? { logger: options.logger } : {},
+        {
+          ...(options.logger ? { logger: options.logger } : {}),
+          ...(options.approvalUrl ? { approvalUrl: options.approvalUrl } : {}),
+        },
       );
     } catch (error) {
       reserved.release();

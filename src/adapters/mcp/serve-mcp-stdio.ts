@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Engine } from '../../engine/create-engine.js';
 import type { Logger } from '../../engine/engine-context.js';
-import { createMcpServer } from './create-mcp-server.js';
+import { createMcpServer, type McpServerOptions } from './create-mcp-server.js';
 import type { McpSession } from './mcp-session.js';
 
 /**
@@ -18,9 +18,14 @@ export async function serveMcpStdio(
     readonly signal?: AbortSignal;
     /** Where failed tool calls are logged (never stdout). */
     readonly logger?: Logger;
+    /** The console page of a proposal (see `McpServerOptions.approvalUrl`). */
+    readonly approvalUrl?: McpServerOptions['approvalUrl'];
   } = {},
 ): Promise<void> {
-  const server = createMcpServer(engine, session, io.logger ? { logger: io.logger } : {});
+  const server = createMcpServer(engine, session, {
+    ...(io.logger ? { logger: io.logger } : {}),
+    ...(io.approvalUrl ? { approvalUrl: io.approvalUrl } : {}),
+  });
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   const closed = new Promise<void>((done) => {
     server.onclose = () => done();

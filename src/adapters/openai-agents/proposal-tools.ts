@@ -26,7 +26,7 @@ export function isProposalTool(candidate: { readonly name: string }): boolean {
 
 /**
  * Turns the engine's operations into OpenAI Agents SDK function tools for one run. Calling a tool
- * proposes — `engine.propose` with the binding's tenant, resource, run id and agent principal —
+ * proposes — `engine.proposals.propose` with the binding's tenant, resource, run id and agent principal —
  * and returns a short safe text: proposal id, short hash, a one-line summary and "waiting for
  * approval". Nothing executes, so there is no `needsApproval`, no interruption and no `RunState`
  * to keep: the run ends normally and the proposal in the store is the only durable state.

@@ -38,7 +38,10 @@ export async function handbackContext(engine: Engine, request: HandbackRequest):
   for (const runId of runIds) {
     if (items.length >= limit) break;
     items.push(
-      ...(await engine.handback({ tenant: request.tenant, runId, limit: limit - items.length }, locale)),
+      ...(await engine.proposals.handback(
+        { tenant: request.tenant, runId, limit: limit - items.length },
+        locale,
+      )),
     );
   }
   if (items.length === 0) return { items, text: '' };

@@ -88,7 +88,7 @@ export function operationTools<Context = undefined>(
       propose: async (request: unknown, context: Context) => {
         const binding = bindingFor(context);
         return toToolReply(
-          await engine.propose({
+          await engine.proposals.propose({
             operation: kind,
             request,
             tenant: binding.tenant,

@@ -18,6 +18,13 @@ export type ReadReply =
       readonly text: string;
     }
   | {
+      /** The agent read more than its budget allows this minute: nothing was read. */
+      readonly kind: 'rate_limited';
+      readonly reason: 'rate_limited';
+      readonly retryAfterMs: number;
+      readonly text: string;
+    }
+  | {
       /** The tenant's audit chain needs an operator's repair: the result is withheld. */
       readonly kind: 'corrupt_audit_chain';
       readonly reason: 'corrupt_audit_chain';
@@ -26,7 +33,7 @@ export type ReadReply =
 
 /**
  * One registered read tool as a framework-neutral tool: its name, description and input as JSON
- * Schema (what the model sees), and `read`, which calls `engine.read` with the binding's tenant,
+ * Schema (what the model sees), and `read`, which calls `engine.reads.run` with the binding's tenant,
  * section, run and agent — never with anything the model sent besides the input.
  */
 export interface ReadToolHandle<Context = undefined> {
@@ -66,6 +73,13 @@ export function toReadReply(result: ReadResult): ReadReply {
   }
   if (result.kind === 'corrupt_audit_chain')
     return { kind: 'corrupt_audit_chain', reason: result.reason, text: result.modelMessage };
+  if (result.kind === 'rate_limited')
+    return {
+      kind: 'rate_limited',
+      reason: result.reason,
+      retryAfterMs: result.retryAfterMs,
+      text: result.modelMessage,
+    };
   return { kind: 'invalid_request', reason: result.reason, text: result.modelMessage };
 }
 
@@ -94,7 +108,7 @@ export function readToolHandles<Context = undefined>(
       read: async (input: unknown, context: Context) => {
         const binding = bindingFor(context);
         return toReadReply(
-          await engine.read(tool.name, input, {
+          await engine.reads.run(tool.name, input, {
             tenant: binding.tenant,
             section: binding.section ?? null,
             agent: binding.agent,

@@ -1,5 +1,5 @@
 import type { ChainHead } from '../../audit/event.js';
-import { verifyAudit } from '../../audit/verify.js';
+import { verifyAudit } from '../../ledger/verify-audit.js';
 import { type Command, stringOption } from '../command.js';
 import { openCliStore, STORE_OPTIONS, sealKeyFromEnv, storeOptionsHelp } from '../store-option.js';
 

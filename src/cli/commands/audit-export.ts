@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import { demoOperations, demoWorld } from '../../../examples/index.js';
-import { exportIncident } from '../../audit/export.js';
+import { demoOperations, demoWorld } from '../../demo/demo-world.js';
+import { exportIncident } from '../../ledger/incident-export.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { loadServeConfig } from '../../server/serve-config.js';
 import type { Store } from '../../store/store.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseJson } from '../../canonical/parse-json.js';
-import { verifyAudit } from '../../audit/verify.js';
+import { verifyAudit } from '../../ledger/verify-audit.js';
 import type { ChainHead } from '../../audit/event.js';
 import { type Command, UsageProblem, stringOption } from '../command.js';
 import { openCliStore, sealKeyFromEnv, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';

@@ -1,8 +1,8 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { demoOperations, demoWorld, invoicePay } from '../../../examples/index.js';
-import { verifyAudit } from '../../audit/verify.js';
+import { demoOperations, demoWorld, invoicePay } from '../../demo/demo-world.js';
+import { verifyAudit } from '../../ledger/verify-audit.js';
 import { digest } from '../../canonical/digest.js';
 import { freeze } from '../../canonical/freeze.js';
 import { formatScopeChange } from '../../canonical/scope-diff.js';
@@ -25,7 +25,7 @@ async function proposeOrThrow(
   resource: string,
   runId: string,
 ) {
-  const r = await engine.propose({
+  const r = await engine.proposals.propose({
     operation,
     request,
     tenant: 'acme',
@@ -82,7 +82,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
       );
       const amount = (payment.preview as { amount: { display: string } }).amount.display;
       say(`   proposed  ${payment.id}  invoice.pay ${amount} to acct-supplier-7   hash ${payment.short}`);
-      const paid = await engine.approveAndExecute({
+      const paid = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: payment.id,
         approver: ada,
@@ -125,7 +125,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
         runId,
       );
       say(`   proposed  ${draft.id}  hash ${draft.short}`);
-      const edited = await engine.edit({
+      const edited = await engine.proposals.edit({
         tenant: 'acme',
         proposalId: draft.id,
         editor: ada,
@@ -133,14 +133,14 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
       });
       if (edited.kind !== 'edited') throw new Error(`demo: edit failed: ${edited.kind}`);
       say(`   edited    ${edited.proposal.id}  hash ${edited.proposal.short} (supersedes ${draft.short})`);
-      const old = await engine.approve({
+      const old = await engine.proposals.approve({
         tenant: 'acme',
         proposalId: draft.id,
         approver: ada,
         seenDigest: draft.digest,
       });
       say(`   approving the old card → ${old.kind === 'not_approvable' ? old.reason : old.kind}`);
-      const applied = await engine.approveAndExecute({
+      const applied = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: edited.proposal.id,
         approver: ada,
@@ -159,7 +159,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
         'order:ord-81',
         runId,
       );
-      await engine.decline({
+      await engine.proposals.decline({
         tenant: 'acme',
         proposalId: refund.id,
         actor: ada,
@@ -177,7 +177,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
         'invoice:inv-105',
         runId,
       );
-      const first = await engine.approveAndExecute({
+      const first = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: big.id,
         approver: ada,
@@ -186,7 +186,7 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
       say(
         `   approved  ${big.id}  hash ${big.short} by ${ada.id} → ${first.kind === 'awaiting_approvals' ? `${first.given.length} of ${first.required} approvals; nothing ran yet` : first.kind}`,
       );
-      const lost = await engine.approveAndExecute({
+      const lost = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: big.id,
         approver: grace,
@@ -195,14 +195,14 @@ and is then reconciled. Inspect the file afterwards with \`countersign audit sho
       say(
         `   executed  ${big.id}  hash ${big.short} → ${lost.kind === 'completed' ? lost.outcome.kind : lost.kind} (provider calls so far: ${world.provider.calls})`,
       );
-      const reconciled = await engine.reconcile({ tenant: 'acme', proposalId: big.id, actor: ada });
+      const reconciled = await engine.proposals.reconcile({ tenant: 'acme', proposalId: big.id, actor: ada });
       say(
         `   reconciled by idempotency key → ${reconciled.kind === 'reconciled' ? reconciled.outcome.kind : reconciled.kind} (provider calls: ${world.provider.calls})`,
       );
       say();
 
       say(`7. The audit trail of ${payment.id}`);
-      for (const e of await engine.audit('acme', payment.id)) say(`   ${formatAuditLine(e)}`);
+      for (const e of await engine.audit.events('acme', payment.id)) say(`   ${formatAuditLine(e)}`);
       const verification = await verifyAudit(store);
       say();
       say(

@@ -1,4 +1,4 @@
-import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoWorld } from '../../demo/demo-world.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { type Command, requiredOption, UsageProblem } from '../command.js';
 import { openCliStore, STORE_OPTIONS, storeOptionsHelp } from '../store-option.js';
@@ -24,7 +24,7 @@ ${storeOptionsHelp(21, 'an existing SQLite file')}`,
     // The engine needs no operation code to expire proposals; the demo set is only its wiring.
     const engine = await createEngine({ store, operations: demoOperations(demoWorld()) });
     try {
-      const result = await engine.expireVersion({ operation, below, actor: 'system:cli' });
+      const result = await engine.sweeps.expireVersion({ operation, below, actor: 'system:cli' });
       for (const [tenant, count] of Object.entries(result.tenants))
         io.stdout(`${tenant}: ${count} expired\n`);
       io.stdout(

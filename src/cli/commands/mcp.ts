@@ -1,10 +1,11 @@
 import { join, resolve } from 'node:path';
-import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoReadTools, demoWorld } from '../../demo/demo-world.js';
 import { createEngine } from '../../engine/create-engine.js';
 import { newId } from '../../engine/ids.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { loadServeConfig } from '../../server/serve-config.js';
+import { approvalLink } from '../../server/server-origin.js';
 import { openStore } from '../../store/open-store.js';
 import type { Store } from '../../store/store.js';
 import { type Command, requiredOption, stringOption, UsageProblem } from '../command.js';
@@ -79,6 +80,8 @@ same one, or the server refuses this session's proposals as not sealed by it.`,
       { write: (line: string) => io.stderr(line) },
     );
     const config = configFile ? await loadServeConfig(configFile) : undefined;
+    const configuredUrl = config?.authentication?.publicUrl;
+    const publicUrl = configuredUrl ? new URL(configuredUrl).origin : undefined;
     await refuseTwoStores(location, config?.store);
     const db = resolve(location?.kind === 'sqlite' ? location.target : 'countersign.db');
     const store: Store =
@@ -125,7 +128,14 @@ same one, or the server refuses this session's proposals as not sealed by it.`,
             return now?.kind === 'agent' && now.id === actor.id && now.tenant === actor.tenant;
           },
         },
-        { logger, ...(io.signal ? { signal: io.signal } : {}) },
+        {
+          logger,
+          ...(io.signal ? { signal: io.signal } : {}),
+          // Where countersign serve shows the proposal, when the config names its public URL.
+          ...(publicUrl
+            ? { approvalUrl: (p: { id: string; runId: string }) => approvalLink(publicUrl, p) }
+            : {}),
+        },
       );
       return 0;
     } finally {

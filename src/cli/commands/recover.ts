@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoWorld } from '../../demo/demo-world.js';
 import { createEngine } from '../../engine/create-engine.js';
 import type { RecoverySummary } from '../../engine/recover.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
@@ -51,7 +51,7 @@ async function unknownOperations(
 
 /**
  * `countersign recover`: one recovery sweep (repeated while a sweep fills its limit) over attempts
- * whose lease ended, as `engine.recover()` does it, and prints what it did.
+ * whose lease ended, as `engine.sweeps.recover()` does it, and prints what it did.
  */
 export const recoverCommand: Command = {
   path: ['recover'],
@@ -124,7 +124,7 @@ expired attempts of an operation the configuration does not define: recovery wou
         chained: 0,
       };
       for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
-        const summary: RecoverySummary = await engine.recover({ maxAttempts, limit });
+        const summary: RecoverySummary = await engine.sweeps.recover({ maxAttempts, limit });
         total.examined += summary.examined;
         total.rerun += summary.rerun;
         total.resent += summary.resent;

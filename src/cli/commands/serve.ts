@@ -1,11 +1,11 @@
 import type { attachMcp, McpHttpHandler } from '../../adapters/mcp/index.js';
 import { join, resolve } from 'node:path';
-import { demoOperations, demoReadTools, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoReadTools, demoWorld } from '../../demo/demo-world.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
-import { createEngine } from '../../engine/create-engine.js';
+import { createEngine, type Engine } from '../../engine/create-engine.js';
 import { deliveryAdmin } from '../../notify/deliveries.js';
-import { approverEmails, createNotifications, type Notifications } from '../../notify/notifications.js';
+import { createNotifications, type Notifications, tenantApprovers } from '../../notify/notifications.js';
 import { resolveNotifications } from '../../notify/notify-config.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 import { oidcFromEnvironment } from '../../server/auth/oidc.js';
@@ -13,6 +13,7 @@ import { createCountersignApp } from '../../server/create-app.js';
 import { PrincipalDirectory } from '../../server/directory/principal-directory.js';
 import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-config.js';
 import { readiness } from '../../server/readiness.js';
+import { approvalLink } from '../../server/server-origin.js';
 import { startServer } from '../../server/start-server.js';
 import { EventStreams } from '../../server/api/event-streams.js';
 import { describeStoreTarget, openStore } from '../../store/open-store.js';
@@ -76,10 +77,13 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
                            (default: countersign-demo-credentials.json beside the SQLite file
                            or the pglite: directory, else in the working directory)
   --mcp                    also serve MCP over streamable HTTP at /mcp (agent bearer tokens)
-  --webhook URL            POST each lifecycle event (proposal.created, .decided, .outcome) to URL,
-                           signed per Standard Webhooks, retried for 24 h
+  --webhook URL            POST each lifecycle event (proposal.created, .approval_given,
+                           .decided, .outcome) to URL, signed per Standard Webhooks,
+                           retried for 24 h
   --webhook-secret SECRET  the signing secret, whsec_ and base64 of 24 to 64 random bytes
-  --smtp URL               email each new proposal to the tenant's approvers (smtp://HOST:PORT)
+  --smtp URL               email the approvers who may decide each new proposal and each
+                           approval toward a quorum, and the outcome to those who approved
+                           (smtp://HOST:PORT)
   --mail-from ADDRESS      the From address of those emails
   --lease DURATION         how long an approved attempt may run before another server may take
                            it over (default 1m, at least 1s): shorter takes a crashed worker's
@@ -197,6 +201,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const auth: AuthenticationConfig = config?.authentication ?? {};
     let listening: string | undefined;
     let directoryRef: PrincipalDirectory | undefined;
+    let engineRef: Engine | undefined;
     const approverRoles = auth.approverRoles ?? ['approver', 'admin'];
     const notifications: Notifications | undefined = notifying
       ? createNotifications(notifying, {
@@ -205,8 +210,15 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           logger,
           ...(sealKey ? { sealKey } : {}),
           publicUrl: () => auth.publicUrl ?? listening ?? `http://${host}:${port}`,
-          approverEmails: (tenant) =>
-            directoryRef ? approverEmails(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
+          approvers: (tenant) =>
+            directoryRef ? tenantApprovers(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
+          // The engine is made after its step writers: asked at delivery, when it exists.
+          mayApprove: async (actor, proposalId) => {
+            const proposal = await engineRef?.proposals.get(actor.tenant, proposalId);
+            return (
+              proposal !== undefined && engineRef?.proposals.mayDecide(actor, proposal).kind === 'allowed'
+            );
+          },
         })
       : undefined;
     // Prometheus metrics at /metrics when COUNTERSIGN_METRICS_TOKEN is set (scrapers send it as a bearer token).
@@ -228,9 +240,19 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
             () => import('../../adapters/mcp/index.js'),
           )
         : undefined;
+    const directory = new PrincipalDirectory(store, {
+      ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
+      ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
+      ...(auth.loginLimit !== undefined ? { loginLimit: auth.loginLimit } : {}),
+      ...(auth.trustedDeviceMs !== undefined ? { trustedDeviceMs: auth.trustedDeviceMs } : {}),
+      ...(auth.providerSessionMaxMs !== undefined ? { providerSessionMaxMs: auth.providerSessionMaxMs } : {}),
+      ...(sealKey ? { sealKey } : {}),
+    });
     const engine = await createEngine({
       store,
       operations,
+      // An approval completing a quorum re-checks earlier approvers against the directory.
+      approverDirectory: directory,
       readTools: world ? demoReadTools(world) : (config?.readTools ?? []),
       logger,
       leaseMs: recovery.leaseMs,
@@ -243,12 +265,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(config?.limits !== undefined ? { limits: config.limits } : {}),
       ...(sealKey ? { sealKey } : {}),
     });
-    const directory = new PrincipalDirectory(store, {
-      ...(auth.sessionIdleMs !== undefined ? { sessionIdleMs: auth.sessionIdleMs } : {}),
-      ...(auth.sessionAbsoluteMs !== undefined ? { sessionAbsoluteMs: auth.sessionAbsoluteMs } : {}),
-      ...(auth.loginLimit !== undefined ? { loginLimit: auth.loginLimit } : {}),
-      ...(auth.trustedDeviceMs !== undefined ? { trustedDeviceMs: auth.trustedDeviceMs } : {}),
-    });
+    engineRef = engine;
     await directory.migrate();
     directoryRef = directory;
     await auth.setup?.(directory);
@@ -284,6 +301,9 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
                 ...config?.mcp,
                 authenticate: (token) => ctx.directory.authenticateBearer(token),
                 logger,
+                // The same page the API's approvalUrl names: the public URL, else where this server listens.
+                approvalUrl: (p) =>
+                  approvalLink(new URL(auth.publicUrl ?? listening ?? `http://${host}:${port}`).origin, p),
               });
             },
           }
@@ -302,7 +322,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
         logger,
         // After the drain: attempts still short of their provider go to another server at once.
         onClose: async () => {
-          await engine.releaseLeases();
+          await engine.sweeps.releaseLeases();
           await engine.close();
         },
         onShutdown: () => events.close(),
@@ -326,11 +346,11 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     const sweep = setInterval(() => {
       if (sweeping) return;
       sweeping = Promise.all([
-        engine.expireDue().catch(sweepFailed('expiry sweep')),
+        engine.sweeps.expireDue().catch(sweepFailed('expiry sweep')),
         // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
-        engine
+        engine.sweeps
           .recover({ maxAttempts: recovery.maxAttempts })
-          .then(() => (recovery.reconcile ? engine.reconcileDue() : undefined))
+          .then(() => (recovery.reconcile ? engine.sweeps.reconcileDue() : undefined))
           .catch(sweepFailed('recovery sweep')),
       ]).finally(() => {
         sweeping = undefined;

@@ -9,11 +9,19 @@ export const en = {
   'handback.superseded': 'An operator edited it; the new proposal is {next}.',
   'handback.expired': 'It expired before anyone approved it.',
   'handback.executing': 'It is executing.',
+  // The opening of a decided proposal's text: who approved it, and whether the application executed it.
+  'handback.approved_executing': 'Approved by a human; the application is executing it.',
+  'handback.granted_executing': 'Approved by a standing grant; the application is executing it.',
+  'handback.approved_executed': 'Approved by a human; the application executed it.',
+  'handback.granted_executed': 'Approved by a standing grant; the application executed it.',
+  'handback.approved_not_executed': 'Approved by a human; the application did not execute it.',
+  'handback.granted_not_executed': 'Approved by a standing grant; the application did not execute it.',
   'handback.none': 'No proposals in this run yet.',
   'handback.line': '- {operation} {proposalId} ({short}): {status}. {text}',
   'handback.intro':
-    'What happened to the proposals you made earlier (reported by the application; a human decided, the application executed):',
+    'What happened to the proposals you made earlier (reported by the application, never by a model):',
   'outcome.succeeded': 'The approved operation succeeded.',
+  'outcome.succeeded_ids': 'The approved operation succeeded ({identifiers}).',
   'outcome.needs_reconciliation':
     'The provider did not confirm the operation; it is being reconciled. Do not retry it.',
   'outcome.revision_required': 'The operation was not executed: {reason} A new proposal is needed.',

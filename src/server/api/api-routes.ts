@@ -14,7 +14,7 @@ import { type PrincipalRecheck, unauthenticated } from '../auth/authenticate.js'
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import { negotiateLocale } from '../../i18n/accept-language.js';
 import { handbackText } from '../handback-text.js';
-import { HttpProblem, rateLimited, recovering, refusal } from '../http-problem.js';
+import { HttpProblem, rateLimited, recovering, refusal, tooManyRefusals } from '../../http/http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { approvalUrl } from '../server-origin.js';
 import type { DeliveryAdmin } from '../../notify/deliveries.js';
@@ -23,6 +23,8 @@ import { eventRoutes } from './event-routes.js';
 import { EventStreams } from './event-streams.js';
 import { type Logger, silentLogger } from '../../engine/engine-context.js';
 import { grantRoutes } from './grant-routes.js';
+import type { PrincipalDirectory } from '../directory/principal-directory.js';
+import { operatorRoutes } from './operator-routes.js';
 import { openApiDocument } from './openapi.js';
 import { approvalsJson, auditLineJson, outcomeJson, proposalJson } from './proposal-json.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
@@ -30,6 +32,8 @@ import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from '
 /** What the API routes are wired from. */
 export interface ApiDependencies {
   readonly engine: Engine;
+  /** The principal directory: `GET /operators`, `PATCH /operators/:id` (admins). */
+  readonly directory: PrincipalDirectory;
   /** The URL operators reach the console at (approval links); defaults to the request's origin. */
   readonly publicUrl: URL | undefined;
   /** Notification deliveries (admins): `GET /deliveries`, `POST /deliveries/:id/redeliver`. */
@@ -88,13 +92,16 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     c.header('Cache-Control', 'no-store');
     c.header('Vary', 'Accept-Language', { append: true });
   });
-  // The handback is written in the language the client accepts (English by default); the rest of
-  // the body is data and stays as stored.
-  const present = (c: Context, p: Proposal) => {
-    const locale = negotiateLocale(c.req.header('accept-language'));
-    c.header('Content-Language', locale);
+  // The handback is written in the language the client accepts where the operation has text in
+  // it (else English); the rest of the body is data and stays as stored. Content-Language names
+  // the languages the answer's handbacks are really in, each proposal its own.
+  const present = (c: Context, p: Proposal, used: Set<string>) => {
+    const written = handbackText(engine, p, { locale: negotiateLocale(c.req.header('accept-language')) });
+    used.add(written.language);
+    c.header('Content-Language', [...used].join(', '));
     return proposalJson(p, {
-      handback: handbackText(engine, p, { locale }),
+      handback: written.text,
+      handbackLanguage: written.language,
       approvalUrl: approvalUrl(c, publicUrl, p),
     });
   };
@@ -116,6 +123,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
 
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
   api.route('/grants', grantRoutes({ engine, publicUrl }));
+  api.route('/operators', operatorRoutes({ directory: deps.directory, publicUrl, engine }));
   if (deps.deliveries) api.route('/deliveries', deliveryRoutes({ deliveries: deps.deliveries, publicUrl }));
   api.route(
     '/events',
@@ -131,7 +139,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     const actor = changingActor(c, publicUrl);
     if (actor.kind !== 'agent') throw refusal('forbidden', 'only agents propose; operators approve');
     const input = await body(c, ProposeBody);
-    const result = await engine.propose({
+    const result = await engine.proposals.propose({
       operation: input.operation,
       request: input.request,
       tenant: actor.tenant,
@@ -149,20 +157,29 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     if (result.kind === 'rate_limited') throw rateLimited(result);
     if (result.kind === 'corrupt_audit_chain')
       throw refusal(result.reason, result.message, { modelMessage: result.modelMessage });
-    return c.json({ ...present(c, result.proposal), ...(result.grant ? { grant: result.grant } : {}) }, 201);
+    return c.json(
+      { ...present(c, result.proposal, new Set()), ...(result.grant ? { grant: result.grant } : {}) },
+      201,
+    );
   });
 
   api.get('/proposals', async (c) => {
     const actor = actorOf(c);
     const query = c.req.query();
     const issues: { path: string; message: string }[] = [];
-    const known = new Set(['status', 'runId', 'operation', 'limit', 'cursor']);
+    const known = new Set(['status', 'runId', 'operation', 'limit', 'cursor', 'needs']);
     for (const key of Object.keys(query))
       if (!known.has(key)) issues.push({ path: `$.${key}`, message: 'unknown query parameter' });
     const statuses = query['status']?.split(',') ?? [];
     for (const s of statuses)
       if (!(STATUSES as readonly string[]).includes(s))
-        issues.push({ path: '$.status', message: `unknown status "${s}"` });
+        issues.push({ path: '$.status', message: `unknown status "${s.slice(0, 40)}"` });
+    // "Needs you": the pending proposals the caller may still decide (engine.proposals.mayDecide).
+    const needs = query['needs'];
+    if (needs !== undefined && needs !== 'me')
+      issues.push({ path: '$.needs', message: 'expected "me" (the proposals you may still decide)' });
+    if (needs === 'me' && statuses.some((s) => s !== 'pending'))
+      issues.push({ path: '$.status', message: 'needs=me lists pending proposals only' });
     const limit = query['limit'] === undefined ? 50 : Number(query['limit']);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200)
       issues.push({ path: '$.limit', message: 'expected a whole number from 1 to 200' });
@@ -176,14 +193,16 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       ...(query['runId'] ? { runId: query['runId'] } : {}),
       ...(query['operation'] ? { operation: query['operation'] } : {}),
       ...(query['cursor'] ? { cursor: query['cursor'] } : {}),
+      ...(needs === 'me' ? { decidableBy: actor } : {}),
     });
+    const used = new Set<string>();
     return c.json({
-      items: page.items.map((p) => present(c, p)),
+      items: page.items.map((p) => present(c, p, used)),
       ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
     });
   });
 
-  api.get('/proposals/:id', async (c) => c.json(present(c, await load(c, actorOf(c)))));
+  api.get('/proposals/:id', async (c) => c.json(present(c, await load(c, actorOf(c)), new Set())));
 
   // Paged like the list, so refusals an agent piles up can never hide the events after them;
   // `exceptStep=denied` finds the decisions directly.
@@ -211,7 +230,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
       issues.push({ path: '$.cursor', message: 'expected the nextCursor of the previous page' });
     if (issues.length > 0) throw invalid(issues);
     const proposal = await load(c, actor);
-    const page = await engine.auditPage(actor.tenant, proposal.id, {
+    const page = await engine.audit.page(actor.tenant, proposal.id, {
       limit,
       ...(cursor !== undefined ? { cursor } : {}),
       ...(only.length > 0 ? { steps: only } : {}),
@@ -229,7 +248,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     const actor = await decidingActor(c);
     const input = await body(c, ApproveBody);
     const proposalId = c.req.param('id');
-    const result = await engine.approveAndExecute({
+    const result = await engine.proposals.approveAndExecute({
       tenant: actor.tenant,
       proposalId,
       approver: actor,
@@ -251,6 +270,7 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
     if (result.kind === 'awaiting_approvals')
       return c.json({ id: proposalId, approvals: approvalsJson(result) }, 202);
     if (result.reason === 'recovering') throw recovering(result.message, result.retryAfterMs);
+    if (result.reason === 'rate_limited') throw tooManyRefusals(result);
     throw refusal(
       result.reason,
       result.message,
@@ -261,20 +281,23 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
   api.post('/proposals/:id/decline', async (c) => {
     const actor = await decidingActor(c);
     const input = await body(c, DeclineBody);
-    const result = await engine.decline({
+    const result = await engine.proposals.decline({
       tenant: actor.tenant,
       proposalId: c.req.param('id'),
       actor,
       ...(input.reason !== undefined ? { reason: input.reason } : {}),
     });
-    if (result.kind !== 'declined') throw refusal(result.reason, result.message);
+    if (result.kind !== 'declined') {
+      if (result.reason === 'rate_limited') throw tooManyRefusals(result);
+      throw refusal(result.reason, result.message);
+    }
     return c.json({ id: c.req.param('id'), status: 'declined' });
   });
 
   api.post('/proposals/:id/edit', async (c) => {
     const actor = await decidingActor(c);
     const input = await body(c, EditBody);
-    const result = await engine.edit({
+    const result = await engine.proposals.edit({
       tenant: actor.tenant,
       proposalId: c.req.param('id'),
       editor: actor,
@@ -286,13 +309,17 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
         modelMessage: result.modelMessage,
       });
     if (result.kind === 'not_editable') throw refusal(result.reason, result.message);
-    return c.json({ ...present(c, result.proposal), superseded: result.superseded }, 201);
+    return c.json({ ...present(c, result.proposal, new Set()), superseded: result.superseded }, 201);
   });
 
   api.post('/proposals/:id/reconcile', async (c) => {
     const actor = await decidingActor(c);
     await body(c, ReconcileBody);
-    const result = await engine.reconcile({ tenant: actor.tenant, proposalId: c.req.param('id'), actor });
+    const result = await engine.proposals.reconcile({
+      tenant: actor.tenant,
+      proposalId: c.req.param('id'),
+      actor,
+    });
     if (result.kind === 'reconciled')
       return c.json({ id: c.req.param('id'), outcome: outcomeJson(c.req.param('id'), result.outcome) });
     if (result.kind === 'still_pending') {
@@ -318,6 +345,6 @@ async function supersededExtra(
   reason: string,
 ): Promise<Record<string, unknown> | undefined> {
   if (reason !== 'superseded') return undefined;
-  const proposal = await engine.get(actor.tenant, id);
+  const proposal = await engine.proposals.get(actor.tenant, id);
   return proposal?.supersededBy ? { supersededBy: proposal.supersededBy } : undefined;
 }

@@ -6,7 +6,7 @@ import type { DeliveryStatus } from '../../store/sql-outbox.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
-import { HttpProblem, refusal } from '../http-problem.js';
+import { HttpProblem, refusal } from '../../http/http-problem.js';
 
 const STATUSES: readonly DeliveryStatus[] = ['pending', 'delivered', 'skipped', 'dead'];
 const DELIVERY_ID = /^dlv_[0-9a-f]{24}$/;

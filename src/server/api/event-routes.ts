@@ -4,7 +4,7 @@ import type { Logger } from '../../engine/engine-context.js';
 import { type FeedEngine, type FeedRead, readLiveEvents } from '../../notify/live-feed.js';
 import type { AppEnv } from '../app-env.js';
 import { type PrincipalRecheck, unauthenticated } from '../auth/authenticate.js';
-import { HttpProblem, refusal } from '../http-problem.js';
+import { HttpProblem, refusal } from '../../http/http-problem.js';
 import type { EventStreams } from './event-streams.js';
 import { type FeedEnd, type FeedSubscription, LiveFeedHub } from './live-feed-hub.js';
 

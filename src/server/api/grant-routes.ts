@@ -2,13 +2,14 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Engine } from '../../engine/create-engine.js';
+import { QUORUM_WITHDRAWN } from '../../engine/grants.js';
 import type { Grant } from '../../grants/grant.js';
 import type { Actor } from '../../operation/actor.js';
 import { formatIssues, toInputIssues } from '../../operation/issues.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
-import { HttpProblem, refusal } from '../http-problem.js';
+import { HttpProblem, refusal } from '../../http/http-problem.js';
 import { readJsonBody } from '../read-body.js';
 import { storableString } from './request-bodies.js';
 
@@ -27,7 +28,12 @@ export const GrantBody = z.strictObject({
     .optional(),
   expiresAt: z.iso.datetime({ offset: true }).describe('ISO 8601 time the grant stops approving'),
   note: storableString().max(500).optional(),
-  satisfiesQuorum: z.boolean().optional(),
+  satisfiesQuorum: z
+    .boolean()
+    .optional()
+    .describe(
+      'Withdrawn: a grant never approves an operation that needs several approvals; only false is accepted',
+    ),
 });
 
 /** A grant as the API shows it. */
@@ -47,7 +53,6 @@ export function grantJson(grant: Grant): Record<string, unknown> {
     revokedAt: grant.revokedAt?.toISOString() ?? null,
     revokedBy: grant.revokedBy,
     note: grant.note,
-    satisfiesQuorum: grant.satisfiesQuorum,
   };
 }
 
@@ -76,13 +81,13 @@ export function grantRoutes(deps: {
   routes.get('/', async (c) => {
     const actor = operatorOf(c, publicUrl, false);
     const subject = c.req.query('subject');
-    const grants = await engine.grants(actor.tenant, subject ? { subject } : {});
+    const grants = await engine.grants.list(actor.tenant, subject ? { subject } : {});
     return c.json({ items: grants.map(grantJson) });
   });
 
   routes.get('/:id', async (c) => {
     const actor = operatorOf(c, publicUrl, false);
-    const grant = await engine.getGrant(actor.tenant, c.req.param('id'));
+    const grant = await engine.grants.get(actor.tenant, c.req.param('id'));
     if (!grant) throw refusal('not_found', 'no such grant');
     return c.json(grantJson(grant));
   });
@@ -95,7 +100,11 @@ export function grantRoutes(deps: {
       throw new HttpProblem(422, 'invalid_request', formatIssues(issues), { extra: { issues } });
     }
     const input = parsed.data;
-    const result = await engine.grant({
+    if (input.satisfiesQuorum === true)
+      throw new HttpProblem(422, 'invalid_request', formatIssues([QUORUM_WITHDRAWN]), {
+        extra: { issues: [QUORUM_WITHDRAWN] },
+      });
+    const result = await engine.grants.create({
       tenant: actor.tenant,
       grantedBy: actor,
       subject: input.subject,
@@ -113,7 +122,6 @@ export function grantRoutes(deps: {
           }
         : {}),
       ...(input.note !== undefined ? { note: input.note } : {}),
-      ...(input.satisfiesQuorum !== undefined ? { satisfiesQuorum: input.satisfiesQuorum } : {}),
     });
     if (result.kind === 'forbidden' || result.kind === 'corrupt_audit_chain')
       throw refusal(result.reason, result.message);
@@ -127,7 +135,7 @@ export function grantRoutes(deps: {
 
   routes.post('/:id/revoke', async (c) => {
     const actor = operatorOf(c, publicUrl, true);
-    const result = await engine.revoke({ tenant: actor.tenant, grantId: c.req.param('id'), actor });
+    const result = await engine.grants.revoke({ tenant: actor.tenant, grantId: c.req.param('id'), actor });
     if (result.kind !== 'revoked') throw refusal(result.reason, result.message);
     return c.json({ id: c.req.param('id'), state: 'revoked' });
   });

@@ -1,7 +1,8 @@
 import { GrantBody } from './grant-routes.js';
+import { OperatorPatchBody } from './operator-routes.js';
 import { z } from 'zod';
 import { REASONS } from '../../operation/reasons.js';
-import { SERVER_REASONS } from '../http-problem.js';
+import { PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, SERVER_REASONS } from '../../http/http-problem.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
 
 // OpenAPI 3.1 uses JSON Schema 2020-12 as is; only the `$schema` member is dropped.
@@ -12,7 +13,10 @@ function schema(type: z.ZodType): Record<string, unknown> {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (s: object) => ({ 'application/json': { schema: s } });
-const problem = (description: string) => ({ description, content: json(ref('Problem')) });
+const problem = (description: string) => ({
+  description,
+  content: { [PROBLEM_MEDIA_TYPE]: { schema: ref('Problem') } },
+});
 const idParam = {
   name: 'id',
   in: 'path',
@@ -25,7 +29,7 @@ const acceptLanguage = {
   required: false,
   schema: { type: 'string' },
   description:
-    'The language of `handback` (q-values honoured; en, de and fr have catalogs, anything else is en); the answer names it in `Content-Language`',
+    'The language of `handback` (q-values honoured; en, de and fr have catalogs, anything else is en); each proposal names the language its handback is in as `handbackLanguage`, and `Content-Language` lists the languages of the handbacks in the answer',
 };
 
 const decisionErrors = {
@@ -51,12 +55,13 @@ export function openApiDocument(): Record<string, unknown> {
       version: '1.0.0',
       description:
         'Agents propose operations with their bearer token; operators approve exactly the digest they saw. ' +
-        'Errors are always `{ reason, message, correlationId? }`. With a console session instead of a bearer ' +
+        'Errors are RFC 9457 problem details (`application/problem+json`): `{ type, title, status, detail, reason, message, … }`, ' +
+        `\`type\` being \`${PROBLEM_TYPE_PREFIX}<reason>\`. With a console session instead of a bearer ` +
         'token, state changes must be same-origin and send the `X-CSRF-Token` header.',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }, { session: [] }],
-    paths: withStoreUnavailable({
+    paths: withCommonErrors({
       '/healthz': {
         get: {
           summary: 'Liveness: the process serves HTTP (never touches the store)',
@@ -122,6 +127,16 @@ export function openApiDocument(): Record<string, unknown> {
               schema: { type: 'string' },
               description: '`nextCursor` of the previous page',
             },
+            {
+              name: 'needs',
+              in: 'query',
+              schema: { type: 'string', enum: ['me'] },
+              description:
+                '`me`: "Needs you", only the pending, unexpired proposals the caller may still approve ' +
+                '(approver role, the operation authorizes them, not the proposer, not the editor unless ' +
+                'editor approval is allowed, not already one of its approvers). Pages with `cursor` like ' +
+                'the full list; `status` may only be `pending` beside it',
+            },
             acceptLanguage,
           ],
           responses: {
@@ -137,7 +152,9 @@ export function openApiDocument(): Record<string, unknown> {
               }),
             },
             '401': problem('`unauthenticated`'),
-            '422': problem('`invalid_request`: an unknown status or parameter'),
+            '422': problem(
+              '`invalid_request` with `issues` naming the field: an unknown status or parameter, a bad `limit`, `cursor` or `needs`',
+            ),
           },
         },
       },
@@ -288,6 +305,55 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
+      '/api/v1/operators': {
+        get: {
+          summary:
+            "The tenant's operators, active and disabled, by email: roles, state, created, and whether they sign in through the identity provider (admin role)",
+          responses: {
+            '200': {
+              description: '{ items }',
+              content: json({
+                type: 'object',
+                properties: { items: { type: 'array', items: ref('Operator') } },
+              }),
+            },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: not an admin'),
+          },
+        },
+      },
+      '/api/v1/operators/{id}': {
+        patch: {
+          summary:
+            'Enable or disable an operator, or set their roles (admin role); holds from their next request, sessions and tokens alike; audited (`operator_changed`)',
+          parameters: [
+            {
+              name: 'id',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', pattern: '^op_[0-9a-f]{16}$' },
+              description:
+                'The operator id from `GET /api/v1/operators` (`op_` and 16 hex digits of a SHA-256 of the email)',
+            },
+          ],
+          requestBody: { required: true, content: json(ref('OperatorPatchBody')) },
+          responses: {
+            '200': {
+              description: 'The operator after the change; `changed: false` when nothing was different',
+              content: json(ref('Operator')),
+            },
+            '400': problem('Malformed JSON (`invalid_json`)'),
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden` (not an admin) or `cross_site_request`'),
+            '404': problem("`not_found`: missing, or another tenant's (indistinguishable)"),
+            '409': problem(
+              '`last_admin`: the tenant would be left without an active admin · `corrupt_audit_chain`: nothing changed',
+            ),
+            '415': problem('Not application/json (`unsupported_media_type`)'),
+            '422': problem('`invalid_request`, with `issues` naming each field'),
+          },
+        },
+      },
       '/api/v1/grants/{id}': {
         get: {
           summary: 'One grant with its usage',
@@ -311,8 +377,10 @@ export function openApiDocument(): Record<string, unknown> {
         get: {
           summary: "The tenant's lifecycle events as Server-Sent Events (operators)",
           description:
-            'Each event is `id: <audit seq>`, `event: proposal.created | proposal.decided | proposal.outcome`, ' +
-            '`data: { proposalId, operation, status, resolution?, short, title, at }`. Send `Last-Event-ID` to ' +
+            'Each event is `id: <audit seq>`, `event: proposal.created | proposal.approval_given | proposal.decided | ' +
+            'proposal.outcome` (`proposal.approval_given`: an approval toward a quorum that is not complete), ' +
+            '`data: { proposalId, operation, status, resolution?, short, title, at, actor, approvals: { required, given } }`. ' +
+            'Send `Last-Event-ID` to ' +
             'get exactly the events after it; without it the stream starts now. A `: heartbeat` comment ' +
             'comes after 15 s of quiet.',
           parameters: [
@@ -384,10 +452,39 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       schemas: {
+        OperatorPatchBody: schema(OperatorPatchBody),
+        Operator: {
+          type: 'object',
+          required: ['id', 'email', 'roles', 'active', 'sso', 'createdAt', 'disabledAt'],
+          properties: {
+            id: { type: 'string', pattern: '^op_[0-9a-f]{16}$' },
+            email: { type: 'string' },
+            roles: { type: 'array', items: { type: 'string' } },
+            active: { type: 'boolean' },
+            sso: {
+              type: 'boolean',
+              description: 'Signs in through the identity provider, which sets the roles at each sign-in',
+            },
+            createdAt: { type: 'string', format: 'date-time' },
+            disabledAt: { type: ['string', 'null'], format: 'date-time' },
+            changed: { type: 'boolean', description: 'In a PATCH answer: whether anything was written' },
+          },
+        },
         Problem: {
           type: 'object',
-          required: ['reason', 'message'],
+          description:
+            "RFC 9457 problem details with countersign's `reason` and `message` (the same text as `detail`); further members depend on the reason",
+          required: ['type', 'title', 'status', 'detail', 'reason', 'message'],
           properties: {
+            type: {
+              type: 'string',
+              format: 'uri',
+              pattern: `^${PROBLEM_TYPE_PREFIX}[a-z_]+$`,
+              description: `\`${PROBLEM_TYPE_PREFIX}<reason>\`: one stable URI per reason code`,
+            },
+            title: { type: 'string', description: 'A short text fixed per reason' },
+            status: { type: 'integer', minimum: 400, maximum: 599 },
+            detail: { type: 'string', description: 'What went wrong this time (the same text as `message`)' },
             reason: {
               enum: [
                 ...new Set([
@@ -406,6 +503,14 @@ export function openApiDocument(): Record<string, unknown> {
               },
             },
             modelMessage: { type: 'string' },
+            retryAfterSeconds: { type: 'integer', minimum: 1 },
+            limit: { type: 'string', description: 'Which quota refused (`rate_limited`)' },
+            maxBytes: { type: 'integer', description: 'The body limit that refused (`body_too_large`)' },
+            jsonError: {
+              type: 'string',
+              description:
+                'What is wrong with the JSON (`invalid_json`): `duplicate_key`, `too_deep`, `proto_key`, …',
+            },
           },
         },
         Outcome: {
@@ -450,6 +555,7 @@ export function openApiDocument(): Record<string, unknown> {
             'expiresAt',
             'approvalUrl',
             'handback',
+            'handbackLanguage',
           ],
           properties: {
             id: { type: 'string' },
@@ -485,7 +591,7 @@ export function openApiDocument(): Record<string, unknown> {
             textHazards: {
               type: 'array',
               description:
-                'Invisible code points (kind hidden: codePoint, hidden, count, decoded for tag text) and words that mix scripts or only look Latin (kind mixed_script | latin_lookalike: word, scripts, odd), each with the path of the preview string (or resource) holding it. A client that renders the preview must mark them.',
+                'Invisible code points (kind hidden: codePoint, hidden, count, decoded for tag text), blank lines or spaces that push text out of view (kind whitespace_run: run blank_lines | spaces, count), combining marks stacked on one letter past two (kind stacked_marks: codePoint, count) and words that mix scripts or only look Latin (kind mixed_script | latin_lookalike: word, scripts, odd), each with the path of the preview string (or resource) holding it. A client that renders the preview must mark them.',
               items: { type: 'object', required: ['kind', 'path'] },
             },
             preview: { description: 'The frozen view model a human reviews' },
@@ -503,7 +609,12 @@ export function openApiDocument(): Record<string, unknown> {
             handback: {
               type: 'string',
               description:
-                'Safe text about what happened, in the language of `Accept-Language` (en, de, fr; else en)',
+                "Safe text about what happened (who approved it, whether the application executed it, the operation's own text), in the language of `Accept-Language` where the operation has text in it (en, de, fr; else en)",
+            },
+            handbackLanguage: {
+              type: 'string',
+              description:
+                'The BCP 47 tag of the language `handback` is in: the one asked for, or `en` when the operation has no text in it',
             },
             approvalUrl: {
               type: 'string',
@@ -582,12 +693,20 @@ const storeUnavailable = problem(
   '`store_unavailable`: the database or its disk is unavailable for a while, or the request passed its deadline; `Retry-After` (seconds) and `retryAfterSeconds`',
 );
 
-// Every API operation may meet a store that is down: each lists the same 503.
+const bodyTooLarge = problem(
+  '`body_too_large`: the body is over the limit (64 KiB of JSON), counted as it streams; the connection closes',
+);
+
+// Every API operation may meet a store that is down: each lists the same 503; each that reads a
+// body lists the 413 of one over the limit.
 type PathOperation = { readonly responses: Record<string, unknown>; readonly [member: string]: unknown };
-function withStoreUnavailable<P extends Record<string, Record<string, PathOperation>>>(paths: P): P {
+function withCommonErrors<P extends Record<string, Record<string, PathOperation>>>(paths: P): P {
   for (const [path, operations] of Object.entries(paths)) {
     if (!path.startsWith('/api/v1/') || path === '/api/v1/openapi.json') continue;
-    for (const operation of Object.values(operations)) operation.responses['503'] ??= storeUnavailable;
+    for (const operation of Object.values(operations)) {
+      operation.responses['503'] ??= storeUnavailable;
+      if (operation['requestBody'] !== undefined) operation.responses['413'] ??= bodyTooLarge;
+    }
   }
   return paths;
 }

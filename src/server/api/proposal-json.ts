@@ -21,7 +21,7 @@ export function outcomeJson(proposalId: string, outcome: Outcome): Record<string
 /** A proposal as the API returns it: everything an agent or operator client needs, never the executable arguments. */
 export function proposalJson(
   proposal: Proposal,
-  extra: { readonly handback: string; readonly approvalUrl: string },
+  extra: { readonly handback: string; readonly handbackLanguage: string; readonly approvalUrl: string },
 ) {
   return {
     id: proposal.id,
@@ -54,6 +54,7 @@ export function proposalJson(
     approvals: { ...approvalsJson(proposal.approvals), roles: proposal.approvals.roles },
     outcome: proposal.outcome === null ? null : outcomeJson(proposal.id, proposal.outcome),
     handback: extra.handback,
+    handbackLanguage: extra.handbackLanguage,
     approvalUrl: extra.approvalUrl,
   };
 }

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from 'hono';
 import type { Actor } from '../../operation/actor.js';
 import type { AppEnv, Principal } from '../app-env.js';
 import type { PrincipalDirectory } from '../directory/principal-directory.js';
-import { HttpProblem } from '../http-problem.js';
+import { HttpProblem } from '../../http/http-problem.js';
 import { readSessionCookie } from './session-cookie.js';
 
 /**
@@ -24,8 +24,10 @@ export function authenticate(
       principal = { via: 'bearer', actor };
     } else {
       const sessionId = readSessionCookie(c, publicUrl);
-      const session = sessionId ? await directory.resolveSession(sessionId) : undefined;
-      if (session && sessionId) principal = { via: 'session', actor: session.actor, session, sessionId };
+      const found = sessionId ? await directory.lookupSession(sessionId) : { kind: 'none' as const };
+      if (found.kind === 'live' && sessionId)
+        principal = { via: 'session', actor: found.session.actor, session: found.session, sessionId };
+      if (found.kind === 'sso_ended') c.set('ssoEnded', found.issuer);
     }
     c.set('principal', principal);
     await next();

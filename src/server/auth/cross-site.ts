@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
-import { HttpProblem } from '../http-problem.js';
+import { HttpProblem } from '../../http/http-problem.js';
 
 // Written here rather than with hono/csrf: that middleware passes a request when EITHER the
 // Origin or Sec-Fetch-Site looks right, and only for form content types; a state change here

@@ -37,6 +37,11 @@ export interface OidcConfig {
    * and the approver roles); other roles are dropped, and a user left with none is refused.
    */
   readonly consoleRoles?: readonly string[];
+  /**
+   * Where the provider sends the browser after single sign-out (default `<console>/login`); it must
+   * be registered with the provider as a post-logout redirect URI.
+   */
+  readonly postLogoutRedirectUri?: string;
 }
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
@@ -57,6 +62,18 @@ export function checkOidcConfig(config: OidcConfig): OidcConfig {
     throw new ConfigurationError('authentication.oidc.clientId: required');
   if (config.clientSecret !== undefined && typeof config.clientSecret !== 'string')
     throw new ConfigurationError('authentication.oidc.clientSecret: a string');
+  if (config.postLogoutRedirectUri !== undefined) {
+    let back: URL | undefined;
+    try {
+      back = new URL(config.postLogoutRedirectUri);
+    } catch {
+      back = undefined;
+    }
+    if (!back || (back.protocol !== 'https:' && !(back.protocol === 'http:' && LOOPBACK.test(back.hostname))))
+      throw new ConfigurationError(
+        'authentication.oidc.postLogoutRedirectUri: an https:// URL (http:// only on a loopback host)',
+      );
+  }
   for (const key of ['tenant', 'roles'] as const) {
     const value = config[key];
     if (value !== undefined && typeof value !== 'string' && typeof value !== 'function')
@@ -98,9 +115,12 @@ export interface OidcIdentity {
   readonly roles: readonly string[];
 }
 
-/** The result of a callback: a verified identity, or why not (never with a token in it). */
+/**
+ * The result of a callback: a verified identity with the raw ID token (kept, encrypted, with the
+ * session for the logout's `id_token_hint`; never logged), or why not (never with a token in it).
+ */
 export type OidcCallbackResult =
-  | { readonly kind: 'verified'; readonly identity: OidcIdentity }
+  | { readonly kind: 'verified'; readonly identity: OidcIdentity; readonly idToken: string | undefined }
   | { readonly kind: 'refused'; readonly reason: 'invalid_state' | 'sso_failed'; readonly detail: string };
 
 function listOf(value: unknown): string[] {
@@ -178,6 +198,7 @@ export class OidcRelyingParty {
     if (callbackUrl.searchParams.get('state') !== transaction.state)
       return { kind: 'refused', reason: 'invalid_state', detail: 'the state is not this browser’s' };
     let claims: OidcClaims;
+    let idToken: string | undefined;
     try {
       const configuration = await this.configuration();
       const tokens = await client.authorizationCodeGrant(
@@ -194,6 +215,7 @@ export class OidcRelyingParty {
       const idClaims = tokens.claims();
       if (!idClaims) return { kind: 'refused', reason: 'sso_failed', detail: 'no ID token' };
       claims = idClaims as OidcClaims;
+      idToken = tokens.id_token;
     } catch (error) {
       return { kind: 'refused', reason: 'sso_failed', detail: describeError(error) };
     }
@@ -224,6 +246,7 @@ export class OidcRelyingParty {
     }
     return {
       kind: 'verified',
+      idToken,
       identity: {
         issuer: String(claims['iss']),
         subject: String(claims['sub']),
@@ -239,13 +262,18 @@ export class OidcRelyingParty {
     return (await this.configuration()).serverMetadata().issuer;
   }
 
-  /** The provider's end-session URL (RP-initiated logout), when it has one. */
-  async logoutUrl(postLogoutRedirectUri: string): Promise<URL | undefined> {
+  /**
+   * The provider's end-session URL (RP-initiated logout), when it has one: with the sign-in's ID
+   * token as `id_token_hint` (so the provider knows whose session ends and need not ask), and the
+   * configured `postLogoutRedirectUri`, else `defaultRedirectUri`.
+   */
+  async logoutUrl(defaultRedirectUri: string, idTokenHint: string | undefined): Promise<URL | undefined> {
     const configuration = await this.configuration();
     if (!configuration.serverMetadata().end_session_endpoint) return undefined;
     return client.buildEndSessionUrl(configuration, {
       client_id: this.config.clientId,
-      post_logout_redirect_uri: postLogoutRedirectUri,
+      post_logout_redirect_uri: this.config.postLogoutRedirectUri ?? defaultRedirectUri,
+      ...(idTokenHint !== undefined ? { id_token_hint: idTokenHint } : {}),
     });
   }
 }

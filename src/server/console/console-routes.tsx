@@ -13,7 +13,7 @@ import type { OidcRelyingParty } from '../auth/oidc.js';
 import { clearSessionCookie, writeSessionCookie } from '../auth/session-cookie.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
 import { handbackText } from '../handback-text.js';
-import { HttpProblem, refusalStatus } from '../http-problem.js';
+import { HttpProblem, refusalStatus } from '../../http/http-problem.js';
 import { readFormBody } from '../read-body.js';
 import { parseJson } from '../../canonical/parse-json.js';
 import { formatIssues } from '../../operation/issues.js';
@@ -25,6 +25,7 @@ import { type GrantFormValues, grantsPage } from './pages/grants-page.js';
 import { historyPage } from './pages/history-page.js';
 import { INBOX_SCRIPT } from './inbox-script.js';
 import { type InboxQuery, parseInboxQuery } from './inbox-query.js';
+import { homeViewOf, inListOf, queryFilter, tabFilter, yourPart } from './inbox-view.js';
 import { listedFields } from './list-preview.js';
 import { inboxPage, inboxQueryErrorPage } from './pages/inbox-page.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
@@ -54,9 +55,6 @@ export interface ConsoleDependencies {
 }
 
 const HISTORY: readonly ProposalStatus[] = [...FINAL_STATUSES, 'needs_reconciliation', 'executing'];
-// The inbox's "recently decided" tab: decided or running proposals changed within a day.
-const RECENT: readonly ProposalStatus[] = [...FINAL_STATUSES, 'executing'];
-const RECENT_MS = 24 * 60 * 60_000;
 
 function safeNext(value: string | undefined): string {
   return value && /^\/(?![/\\])[A-Za-z0-9_\-/?=&.%~]{0,300}$/.test(value) ? value : '/';
@@ -70,7 +68,7 @@ function clientOf(c: Context): string {
   }
 }
 
-type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked'>;
+type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked' | 'operator_changed'>;
 
 const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited' | 'partially_approved'>, Notice>> = {
   // A second Approve (a double click, a resubmitted form) names why nothing ran.
@@ -183,12 +181,12 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     c.header('Cache-Control', 'no-store');
     return c.html(body, status);
   };
-  // After a POST, come back to the page the form was on, not to the action.
-  const toLogin = (c: Context<AppEnv>) =>
-    c.redirect(
-      `/login?next=${encodeURIComponent(c.req.path.replace(/\/(approve|decline|edit|reconcile)$/, ''))}`,
-      303,
-    );
+  // After a POST, come back to the page the form was on, not to the action. A single-sign-on
+  // session that ended by time goes through its provider again, which vouches for the roles anew.
+  const toLogin = (c: Context<AppEnv>) => {
+    const next = encodeURIComponent(c.req.path.replace(/\/(approve|decline|edit|reconcile)$/, ''));
+    return c.redirect(`${c.get('ssoEnded') && deps.oidc ? '/login/oidc' : '/login'}?next=${next}`, 303);
+  };
 
   /** A state-changing console request: same origin, signed in, a form with only `allowed` fields and the session's CSRF token. */
   const changing = async (c: Context<AppEnv>, allowed: (name: string) => boolean) => {
@@ -214,11 +212,11 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     options: { notices?: Notice[]; status?: 200 | 403 | 404 | 409 | 422 } = {},
   ) => {
     const actor = session.actor;
-    const proposal = await engine.get(actor.tenant, id);
+    const proposal = await engine.proposals.get(actor.tenant, id);
     if (!proposal) throw new HttpProblem(404, 'not_found', 'no such proposal');
     const [audit, related] = await Promise.all([
-      engine.timeline(actor.tenant, proposal.id),
-      engine.related(proposal),
+      engine.audit.timeline(actor.tenant, proposal.id),
+      engine.proposals.related(proposal),
     ]);
     const previous = related.supersedes;
     const next = related.supersededBy;
@@ -278,13 +276,13 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         now: clock.now(),
         // The engine's own judgement, never a copy of it: a button shows exactly when the engine would accept.
         rights: {
-          approve: engine.mayDecide(actor, proposal, 'approve'),
-          decline: engine.mayDecide(actor, proposal, 'decline'),
-          edit: engine.mayDecide(actor, proposal, 'edit'),
-          reconcile: engine.mayDecide(actor, proposal, 'reconcile'),
+          approve: engine.proposals.mayDecide(actor, proposal, 'approve'),
+          decline: engine.proposals.mayDecide(actor, proposal, 'decline'),
+          edit: engine.proposals.mayDecide(actor, proposal, 'edit'),
+          reconcile: engine.proposals.mayDecide(actor, proposal, 'reconcile'),
         },
         editFields: operation ? editFields(operation) : [],
-        handback: modelText(handbackText(engine, proposal)),
+        handback: modelText(handbackText(engine, proposal).text),
         notices,
         runMatches,
         related,
@@ -311,9 +309,9 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   ) => {
     if (reason === 'not_found') throw new HttpProblem(404, 'not_found', 'no such proposal');
     const status = refusalStatus(reason);
-    const current = await engine.get(session.actor.tenant, id);
+    const current = await engine.proposals.get(session.actor.tenant, id);
     const next = current?.supersededBy
-      ? await engine.get(session.actor.tenant, current.supersededBy)
+      ? await engine.proposals.get(session.actor.tenant, current.supersededBy)
       : undefined;
     return renderProposal(c, session, id, {
       notices: [refusalNotice(reason, message, next)],
@@ -346,6 +344,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
 
   mountSso(app, {
     directory,
+    engine,
     publicUrl,
     clock,
     oidc,
@@ -411,14 +410,15 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
 
   app.post('/logout', async (c) => {
     const request = await changing(c, () => false);
-    if (request.kind === 'signed_in') await directory.endSession(request.sessionId);
+    const ended = request.kind === 'signed_in' ? await directory.endSession(request.sessionId) : {};
     clearSessionCookie(c, publicUrl);
-    // RP-initiated logout: an operator who signed in through the provider leaves it too.
-    if (oidc && request.kind === 'signed_in') {
-      const { email } = request.session;
+    // RP-initiated logout: a session opened through the provider leaves it too, naming itself with
+    // the ID token of its sign-in (`id_token_hint`), so the provider need not ask whether to.
+    const provider = ended.provider;
+    if (oidc && provider) {
       const leave = async () =>
-        (await directory.isProviderOperator(email, await oidc.issuer()))
-          ? oidc.logoutUrl(`${expectedOrigin(c, publicUrl)}/login`)
+        provider.issuer === (await oidc.issuer())
+          ? oidc.logoutUrl(`${expectedOrigin(c, publicUrl)}/login`, provider.idToken)
           : undefined;
       const away = await leave().catch(() => undefined);
       if (away)
@@ -444,7 +444,8 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const signedIn = sessionOf(c);
     if (!signedIn) return toLogin(c);
     const { session } = signedIn;
-    const parsed = parseInboxQuery((name) => c.req.query(name));
+    const actor = session.actor;
+    const parsed = parseInboxQuery((name) => c.req.query(name), homeViewOf(engine, actor));
     if (parsed.kind === 'invalid')
       return page(
         c,
@@ -457,28 +458,22 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         400,
       );
     const { query } = parsed;
-    const tenant = session.actor.tenant;
-    // Recently decided: anything past a decision but reconciliation, changed in the last day.
-    const since = clock.now() - RECENT_MS;
-    const tabFilter = (status: InboxQuery['status']) =>
-      status === 'recent' ? { status: RECENT, updatedSince: since } : { status };
-    const filter = {
-      ...(query.operation !== undefined ? { operation: query.operation } : {}),
-      ...(query.requester !== undefined ? { requestedBy: query.requester } : {}),
-      ...(query.q !== undefined ? { search: query.q } : {}),
-    };
-    const [list, pending, reconcile, recent, total] = await Promise.all([
-      engine.list(tenant, {
-        ...filter,
-        ...tabFilter(query.status),
+    const tenant = actor.tenant;
+    const now = clock.now();
+    const filter = queryFilter(query);
+    const tab = (status: InboxQuery['status']) => ({ ...filter, ...tabFilter(status, actor, now) });
+    const [list, needs, pending, reconcile, recent, total] = await Promise.all([
+      engine.proposals.list(tenant, {
+        ...tab(query.status),
         sort: query.sort,
         limit: 50,
         ...(query.cursor ? { cursor: query.cursor } : {}),
       }),
-      engine.count(tenant, { ...filter, ...tabFilter('pending') }),
-      engine.count(tenant, { ...filter, ...tabFilter('needs_reconciliation') }),
-      engine.count(tenant, { ...filter, ...tabFilter('recent') }),
-      engine.count(tenant, { ...filter, ...tabFilter(query.status) }),
+      engine.proposals.count(tenant, tab('needs')),
+      engine.proposals.count(tenant, tab('pending')),
+      engine.proposals.count(tenant, tab('needs_reconciliation')),
+      engine.proposals.count(tenant, tab('recent')),
+      engine.proposals.count(tenant, tab(query.status)),
     ]);
     return page(
       c,
@@ -489,14 +484,39 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         items: list.items.map((proposal) => ({
           proposal,
           fields: listedFields(proposal, engine.operations.get(proposal.operation)),
+          you: yourPart(engine, actor, proposal),
         })),
-        counts: { pending, needs_reconciliation: reconcile, recent },
+        counts: { needs, pending, needs_reconciliation: reconcile, recent },
         total,
         operations: [...engine.operations.keys()].sort(),
         now: clock.now(),
         nextCursor: list.nextCursor,
       }),
     );
+  });
+
+  // For the live inbox: whether one proposal belongs in the list the page shows (same query
+  // string), so a notice of new proposals counts only the rows a reload would add.
+  app.get('/inbox/match', async (c) => {
+    const signedIn = sessionOf(c);
+    if (!signedIn) throw new HttpProblem(401, 'unauthenticated', 'sign in again');
+    const actor = signedIn.session.actor;
+    const parsed = parseInboxQuery((name) => c.req.query(name), homeViewOf(engine, actor));
+    const id = c.req.query('id') ?? '';
+    if (parsed.kind === 'invalid')
+      throw new HttpProblem(422, 'invalid_request', parsed.message, {
+        extra: { issues: [{ path: `$.${parsed.parameter}`, message: parsed.message }] },
+      });
+    if (!/^prp_[0-9a-z]{1,40}$/.test(id))
+      throw new HttpProblem(422, 'invalid_request', 'id must be a proposal id', {
+        extra: { issues: [{ path: '$.id', message: 'expected a proposal id' }] },
+      });
+    const proposal = await engine.proposals.get(actor.tenant, id);
+    c.header('Cache-Control', 'no-store');
+    return c.json({
+      id,
+      match: proposal !== undefined && inListOf(engine, actor, parsed.query, proposal, clock.now()),
+    });
   });
 
   app.get('/history', async (c) => {
@@ -514,7 +534,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         }),
         400,
       );
-    const list = await engine.list(signedIn.session.actor.tenant, {
+    const list = await engine.proposals.list(signedIn.session.actor.tenant, {
       status: HISTORY,
       limit: 50,
       ...(cursor ? { cursor } : {}),
@@ -540,14 +560,13 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     'capUses',
     'expiresAt',
     'note',
-    'satisfiesQuorum',
   ] as const;
   const renderGrants = async (
     c: Context<AppEnv>,
     session: ConsoleSession,
     extra: { notices?: Notice[]; form?: GrantFormValues; status?: 200 | 403 | 422 } = {},
   ) => {
-    const grants = await engine.grants(session.actor.tenant);
+    const grants = await engine.grants.list(session.actor.tenant);
     return page(
       c,
       grantsPage({
@@ -605,7 +624,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const expiresAt = Date.parse(values.expiresAt.endsWith('Z') ? values.expiresAt : `${values.expiresAt}Z`);
     const capTotal = whole(values.capTotal);
     const capUses = whole(values.capUses);
-    const result = await engine.grant({
+    const result = await engine.grants.create({
       tenant: session.actor.tenant,
       grantedBy: session.actor,
       subject: values.subject,
@@ -622,8 +641,6 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
       },
       expiresAt: Number.isNaN(expiresAt) ? 0 : expiresAt,
       ...(values.note ? { note: values.note } : {}),
-      // Only an explicit tick lets a grant stand in for a two-person approval.
-      ...(values.satisfiesQuorum === 'yes' ? { satisfiesQuorum: true } : {}),
     });
     if (result.kind === 'forbidden') return problem('Only an admin creates grants.', result.message, 403);
     if (result.kind === 'invalid_grant')
@@ -634,7 +651,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
   app.post('/grants/:id/revoke', async (c) => {
     const request = await changing(c, () => false);
     if (request.kind === 'signed_out') return toLogin(c);
-    const result = await engine.revoke({
+    const result = await engine.grants.revoke({
       tenant: request.session.actor.tenant,
       grantId: c.req.param('id'),
       actor: request.session.actor,
@@ -663,7 +680,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const request = await changing(c, (k) => k === 'digest');
     if (request.kind === 'signed_out') return toLogin(c);
     const id = c.req.param('id');
-    const result = await engine.approveAndExecute({
+    const result = await engine.proposals.approveAndExecute({
       tenant: request.session.actor.tenant,
       proposalId: id,
       approver: request.session.actor,
@@ -681,7 +698,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     if (request.kind === 'signed_out') return toLogin(c);
     const id = c.req.param('id');
     const reason = request.form.get('reason')?.trim();
-    const result = await engine.decline({
+    const result = await engine.proposals.decline({
       tenant: request.session.actor.tenant,
       proposalId: id,
       actor: request.session.actor,
@@ -696,7 +713,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     if (request.kind === 'signed_out') return toLogin(c);
     const { session } = request;
     const id = c.req.param('id');
-    const proposal = await engine.get(session.actor.tenant, id);
+    const proposal = await engine.proposals.get(session.actor.tenant, id);
     const operation = proposal ? engine.operations.get(proposal.operation) : undefined;
     if (!proposal || !operation) throw new HttpProblem(404, 'not_found', 'no such proposal');
     const changes = formChanges(editFields(operation), request.form, proposal.request);
@@ -705,7 +722,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
         notices: [{ tone: 'info', title: 'Nothing changed, so nothing was saved.' }],
       });
     }
-    const result = await engine.edit({
+    const result = await engine.proposals.edit({
       tenant: session.actor.tenant,
       proposalId: id,
       editor: session.actor,
@@ -737,7 +754,7 @@ export function consoleRoutes(deps: ConsoleDependencies): Hono<AppEnv> {
     const request = await changing(c, () => false);
     if (request.kind === 'signed_out') return toLogin(c);
     const id = c.req.param('id');
-    const result = await engine.reconcile({
+    const result = await engine.proposals.reconcile({
       tenant: request.session.actor.tenant,
       proposalId: id,
       actor: request.session.actor,

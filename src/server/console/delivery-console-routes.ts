@@ -4,7 +4,7 @@ import type { DeliveryAdmin } from '../../notify/deliveries.js';
 import type { AppEnv } from '../app-env.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import type { ConsoleSession } from '../directory/principal-directory.js';
-import { HttpProblem } from '../http-problem.js';
+import { HttpProblem } from '../../http/http-problem.js';
 import { readFormBody } from '../read-body.js';
 import { deliveriesPage } from './pages/deliveries-page.js';
 

@@ -16,7 +16,8 @@ export type FlashKind =
   | 'reconciled'
   | 'still_pending'
   | 'grant_created'
-  | 'grant_revoked';
+  | 'grant_revoked'
+  | 'operator_changed';
 
 const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'approved',
@@ -28,6 +29,7 @@ const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'still_pending',
   'grant_created',
   'grant_revoked',
+  'operator_changed',
 ]);
 
 /** Whom and where a flash is bound to: the signed-in session (its secret id) and the page path it is shown on. */

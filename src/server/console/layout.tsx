@@ -10,7 +10,7 @@ export interface LayoutProps {
   /** The CSP nonce of this response: the only script runs under it. */
   readonly nonce: string;
   readonly session?: ConsoleSession | undefined;
-  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries';
+  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries' | 'operators';
   /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
   readonly head?: Child;
   /** Paths of same-origin scripts this page loads after its body (each under the CSP nonce). */
@@ -96,7 +96,10 @@ export function Layout(props: LayoutProps) {
                   <NavLink name="history" current={current} href="/history" label="History" />
                   <NavLink name="grants" current={current} href="/grants" label="Grants" />
                   {session.actor.roles.includes('admin') ? (
-                    <NavLink name="deliveries" current={current} href="/deliveries" label="Deliveries" />
+                    <>
+                      <NavLink name="deliveries" current={current} href="/deliveries" label="Deliveries" />
+                      <NavLink name="operators" current={current} href="/operators" label="Operators" />
+                    </>
                   ) : (
                     ''
                   )}

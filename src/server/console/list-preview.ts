@@ -1,4 +1,4 @@
-import { redact } from '../../audit/export.js';
+import { redact } from '../../ledger/incident-export.js';
 import type { Proposal } from '../../engine/proposal.js';
 import type { AnyOperation } from '../../operation/define-operation.js';
 

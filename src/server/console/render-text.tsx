@@ -24,6 +24,38 @@ function HiddenMark({ piece }: { readonly piece: HiddenPiece }) {
       </span>
     );
   }
+  if (piece.kind === 'gap') {
+    // The blank lines' marker keeps a line of its own, so what came after them starts the next line.
+    return piece.run === 'blank_lines' ? (
+      <>
+        <span
+          class="ctl gap"
+          title={`${piece.count} blank lines in a row, collapsed: they would push what follows out of view`}
+        >
+          ⟦{piece.count} blank lines⟧
+        </span>
+        {'\n'}
+      </>
+    ) : (
+      <span
+        class="ctl gap"
+        title={`a run of spaces ${piece.count} columns wide, collapsed: it would push what follows out of view`}
+      >
+        ⟦{piece.count} spaces⟧
+      </span>
+    );
+  }
+  if (piece.kind === 'stack') {
+    const first = codePointLabel(piece.codePoints[0]!);
+    return (
+      <span
+        class="ctl stack"
+        title={`${piece.codePoints.length} more combining marks stacked on this letter, from ${first}: not drawn, as they would cover the text around them`}
+      >
+        ⟦+{piece.codePoints.length} combining marks⟧
+      </span>
+    );
+  }
   const name = codePointLabel(piece.codePoint);
   const times = piece.count > 1 ? ` ×${piece.count}` : '';
   return (
@@ -84,7 +116,9 @@ export interface UserTextProps {
  * Renders a string that came from a model, an agent or a user: HTML-escaped, isolated in a
  * `<bdi>` so its direction cannot leak into the page, every invisible, direction-changing,
  * default-ignorable, format, tag, private-use or unassigned code point replaced by a visible
- * `⟦U+XXXX⟧` marker (a run of tag characters by the text it spells), and every word that mixes
+ * `⟦U+XXXX⟧` marker (a run of tag characters by the text it spells), three or more blank lines
+ * or a wide run of spaces collapsed into `⟦400 blank lines⟧` (so nothing hides below the fold),
+ * combining marks past two on one letter into `⟦+9 combining marks⟧`, and every word that mixes
  * scripts or only looks Latin flagged, so it renders inert and a reviewer sees it. The only way
  * to put a {@link ModelText} on a page.
  */
@@ -134,6 +168,29 @@ function HazardItem({ hazard: h }: { readonly hazard: TextHazard }) {
       </li>
     );
   }
+  if (h.kind === 'whitespace_run') {
+    return (
+      <li>
+        <code>
+          <UserText text={h.path} />
+        </code>
+        :{' '}
+        {h.run === 'blank_lines'
+          ? `${h.count} blank lines in a row (collapsed in the preview)`
+          : `a run of spaces ${h.count} columns wide (collapsed in the preview)`}
+      </li>
+    );
+  }
+  if (h.kind === 'stacked_marks') {
+    return (
+      <li>
+        <code>
+          <UserText text={h.path} />
+        </code>
+        : {h.count} extra combining marks stacked on one letter, from {h.codePoint}
+      </li>
+    );
+  }
   return (
     <li>
       <code>
@@ -144,20 +201,28 @@ function HazardItem({ hazard: h }: { readonly hazard: TextHazard }) {
   );
 }
 
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
 /**
- * The warning an approver reads before deciding: each hidden code point and suspicious word of
- * the preview, with the path of the field that holds it (the first `limit` of them). Nothing when
+ * The warning an approver reads before deciding: each hidden code point, collapsed whitespace
+ * run, stack of combining marks and suspicious word of the preview, with the path of the field that holds it (the first `limit` of them). Nothing when
  * there is nothing to say.
  */
 export function TextWarning({ hazards, where, limit = Number.POSITIVE_INFINITY }: TextWarningProps) {
   if (hazards.length === 0) return null;
-  const hidden = hazards.filter((h) => h.kind === 'hidden').length;
-  const words = hazards.length - hidden;
+  const count = (kinds: readonly TextHazard['kind'][]) =>
+    hazards.filter((h) => kinds.includes(h.kind)).length;
+  const hidden = count(['hidden']);
+  const gaps = count(['whitespace_run']);
+  const stacks = count(['stacked_marks']);
+  const words = count(['mixed_script', 'latin_lookalike']);
   const summary = [
-    hidden > 0 ? `${hidden} invisible or hidden ${hidden === 1 ? 'character run' : 'character runs'}` : '',
-    words > 0
-      ? `${words} ${words === 1 ? 'word that mixes' : 'words that mix'} scripts or only looks Latin`
+    gaps > 0 ? `${plural(gaps, 'run', 'runs')} of blank lines or spaces that push text out of view` : '',
+    hidden > 0
+      ? plural(hidden, 'invisible or hidden character run', 'invisible or hidden character runs')
       : '',
+    stacks > 0 ? plural(stacks, 'stack of combining marks', 'stacks of combining marks') : '',
+    words > 0 ? `${plural(words, 'word that mixes', 'words that mix')} scripts or only looks Latin` : '',
   ]
     .filter(Boolean)
     .join(' and ');

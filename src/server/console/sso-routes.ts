@@ -1,12 +1,13 @@
 import type { Context, Hono } from 'hono';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import type { Engine } from '../../engine/create-engine.js';
 import type { Clock, Logger } from '../../engine/engine-context.js';
 import type { AppEnv } from '../app-env.js';
 import { expectedOrigin } from '../auth/cross-site.js';
 import type { OidcRelyingParty } from '../auth/oidc.js';
 import { writeSessionCookie } from '../auth/session-cookie.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
-import { HttpProblem } from '../http-problem.js';
+import { HttpProblem } from '../../http/http-problem.js';
 import { loginToken } from './login-token.js';
 import { oidcCookieKey, takeOidcCookie, writeOidcCookie } from './oidc-cookie.js';
 import { loginPage, movingOnPage } from './pages/login-page.js';
@@ -14,6 +15,8 @@ import { loginPage, movingOnPage } from './pages/login-page.js';
 /** What the single sign-on routes are wired from: the console's own helpers among them. */
 export interface SsoRouteDependencies {
   readonly directory: PrincipalDirectory;
+  /** Withdraws approvals an operator who lost powers gave to pending proposals. */
+  readonly engine: Pick<Engine, 'proposals'>;
   readonly publicUrl: URL | undefined;
   readonly clock: Clock;
   readonly oidc: OidcRelyingParty | undefined;
@@ -107,16 +110,40 @@ export function mountSso(app: Hono<AppEnv>, deps: SsoRouteDependencies): void {
       );
     const { identity } = result;
     const who = { issuer: identity.issuer, subject: identity.subject, tenant: identity.tenant ?? null };
-    if (identity.tenant === undefined)
+    // The provider no longer gives this identity a way in: an operator it made loses every role and
+    // session before the refusal, so a session opened earlier stops approving now, not at its end.
+    const withdraw = async () => {
+      const removed = await directory.removeProviderRoles({
+        issuer: identity.issuer,
+        subject: identity.subject,
+      });
+      if (removed.kind === 'removed') {
+        await deps.engine.proposals.withdrawLapsedApprovals({ tenant: removed.tenant, by: 'system:sso' });
+        logger.warn(
+          {
+            ...who,
+            operator: `user:${removed.email}`,
+            sessionsEnded: removed.sessionsEnded,
+            audited: removed.audited,
+          },
+          'sso roles removed',
+        );
+      }
+    };
+    if (identity.tenant === undefined) {
+      await withdraw();
       return ssoRefused(c, 'forbidden', 'Your account names no tenant of this console.', {
         ...who,
         detail: 'no tenant claim',
       });
-    if (identity.roles.length === 0)
+    }
+    if (identity.roles.length === 0) {
+      await withdraw();
       return ssoRefused(c, 'forbidden', 'Your account has no role in this console.', {
         ...who,
         detail: 'no console role in the claims',
       });
+    }
     const signedIn = await directory.signInWithProvider({
       issuer: identity.issuer,
       subject: identity.subject,
@@ -124,11 +151,15 @@ export function mountSso(app: Hono<AppEnv>, deps: SsoRouteDependencies): void {
       tenant: identity.tenant,
       roles: identity.roles,
       previousSessionId: sessionOf(c)?.sessionId,
+      idToken: result.idToken,
     });
+    if (signedIn.kind === 'unknown_tenant' || signedIn.kind === 'invalid_roles') await withdraw();
     if (signedIn.kind !== 'signed_in') {
       const errors = {
         unknown_tenant: 'Your account names a tenant this console does not know.',
         email_taken: 'Your email belongs to another operator of this console.',
+        email_confusable: 'Your email looks like another operator’s of this console (look-alike letters).',
+        email_invisible: 'Your email holds invisible or format characters.',
         disabled: 'Your operator account is disabled.',
         invalid_roles: 'Your account has no role in this console.',
       } as const;
@@ -138,6 +169,12 @@ export function mountSso(app: Hono<AppEnv>, deps: SsoRouteDependencies): void {
       { ...who, operator: signedIn.session.actor.id, provisioned: signedIn.provisioned },
       'sso sign-in',
     );
+    // The claims may have taken a role away (approver to viewer): approvals it gave stop counting.
+    if (!signedIn.provisioned)
+      await deps.engine.proposals.withdrawLapsedApprovals({
+        tenant: signedIn.session.actor.tenant,
+        by: 'system:sso',
+      });
     writeSessionCookie(c, publicUrl, signedIn.sessionId, sessionMaxAgeSeconds);
     // A page, not a redirect: the provider's cross-site redirect started this navigation, and the
     // SameSite=Strict session cookie goes only with a navigation this origin starts.

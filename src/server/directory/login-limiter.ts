@@ -1,5 +1,5 @@
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import { sql } from '../../store/sql/sql.js';
+import { sql } from '../../sql/sql.js';
 
 /** One counter to reserve a sign-in attempt against: its key and how many attempts a window allows. */
 export interface LimitKey {

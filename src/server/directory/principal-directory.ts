@@ -1,15 +1,30 @@
 import { auditChainer } from '../../audit/chain.js';
 import { ConfigurationError } from '../../canonical/errors.js';
+import type { ApproverDirectory } from '../../engine/approver-directory.js';
 import { newId } from '../../engine/ids.js';
 import type { Clock } from '../../engine/engine-context.js';
 import type { Actor } from '../../operation/actor.js';
 import type { LocalTransaction } from '../../operation/define-operation.js';
-import { sql } from '../../store/sql/sql.js';
+import { escapeHidden } from '../../operation/text-hazards.js';
+import { sql } from '../../sql/sql.js';
 import { CorruptAuditChainError } from '../../store/store-errors.js';
 import type { Store } from '../../store/store.js';
+import { AuditLedger } from '../../ledger/audit-ledger.js';
 import { forgetExpired, releaseAttempt, reserveAttempt } from './login-limiter.js';
 import { dummyPasswordHash, hashPassword, passwordCost, verifyPassword } from './password.js';
+import { emailSkeleton, hasInvisibleCharacters, lookalikeOperator } from './confusable-email.js';
+import {
+  isActiveAdmin,
+  OPERATOR_ID,
+  type OperatorAccount,
+  type OperatorChange,
+  type OperatorUpdateResult,
+  operatorId,
+  type ProviderRoleRemoval,
+  rolesOf,
+} from './operator-accounts.js';
 import { looksLikeSecret, newSecret, secretHash } from './secret-token.js';
+import { openForSession, sealForSession } from './session-sealed.js';
 
 /** How long console sessions live and how hard logins are limited. */
 export interface DirectoryOptions {
@@ -34,6 +49,19 @@ export interface DirectoryOptions {
    * add many operators; a deployment keeps the default. A stored hash carries its own cost.
    */
   readonly passwordCost?: number;
+  /**
+   * A session opened through an identity provider ends this long after its sign-in (default 1
+   * hour), used or not: the console then sends the operator through the provider again, which
+   * vouches for their tenant and roles anew.
+   */
+  readonly providerSessionMaxMs?: number;
+  /**
+   * The engine's seal key (`createEngine({ sealKey })`), when it has one: the audit events the
+   * directory writes (operator changes) are sealed with it like the engine's. Give the directory
+   * the same key as the engine, or `countersign audit verify` with the key reports those events
+   * `seal_missing` (`countersign serve` passes it).
+   */
+  readonly sealKey?: string | Uint8Array;
 }
 
 /** How many sign-in attempts a window allows; see {@link DirectoryOptions.loginLimit}. */
@@ -58,6 +86,26 @@ export interface ConsoleSession {
   readonly csrfToken: string;
 }
 
+/**
+ * What a session cookie's id stands for: a live session; an ended single-sign-on session (past its
+ * idle, absolute or provider timeout: `issuer` names the provider to sign in through again); or
+ * nothing (unknown, signed out, or its operator disabled, moved or left without a role).
+ */
+export type SessionLookup =
+  | { readonly kind: 'live'; readonly session: ConsoleSession }
+  | { readonly kind: 'sso_ended'; readonly issuer: string }
+  | { readonly kind: 'none' };
+
+/** What {@link PrincipalDirectory.endSession} ended: a provider's session carries its issuer and ID token. */
+export interface EndedSession {
+  /** Set when the session was opened through an identity provider. */
+  readonly provider?: {
+    readonly issuer: string;
+    /** The ID token the provider issued at that sign-in, for the logout's `id_token_hint`. */
+    readonly idToken: string | undefined;
+  };
+}
+
 /** The result of a login: a new session (its id goes into the cookie), or why not. */
 export type LoginResult =
   | {
@@ -72,7 +120,10 @@ export type LoginResult =
 /**
  * The result of {@link PrincipalDirectory.signInWithProvider}: a new session, or why not.
  * `unknown_tenant`: the tenant is not in the directory. `email_taken`: the email belongs to a
- * password operator or to another identity of the provider. `disabled`: the operator was disabled.
+ * password operator or to another identity of the provider. `email_confusable`: the email looks
+ * like another operator's (same UTS #39 skeleton: a Cyrillic "а", fullwidth letters).
+ * `email_invisible`: the email holds an invisible or format character. `disabled`: the operator
+ * was disabled.
  */
 export type ProviderSignInResult =
   | {
@@ -82,7 +133,15 @@ export type ProviderSignInResult =
       /** Whether this sign-in created the operator. */
       readonly provisioned: boolean;
     }
-  | { readonly kind: 'unknown_tenant' | 'email_taken' | 'disabled' | 'invalid_roles' };
+  | {
+      readonly kind:
+        | 'unknown_tenant'
+        | 'email_taken'
+        | 'email_confusable'
+        | 'email_invisible'
+        | 'disabled'
+        | 'invalid_roles';
+    };
 
 // A password hash that never verifies: operators provisioned by an identity provider sign in
 // only through it.
@@ -175,7 +234,7 @@ export function normalizeEmail(email: string): string {
  * await directory.addOperator({ tenant: 'acme', email: 'ada@acme.test', password, roles: ['approver'] });
  * const agentToken = await directory.issueAgentToken({ tenant: 'acme' }); // shown once, stored hashed
  */
-export class PrincipalDirectory {
+export class PrincipalDirectory implements ApproverDirectory {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #idleMs: number;
@@ -183,8 +242,15 @@ export class PrincipalDirectory {
   readonly #limit: LoginLimit;
   readonly #deviceMs: number;
   readonly #passwordCost: number;
+  readonly #providerMs: number;
+  readonly #sealKey: string | Uint8Array | undefined;
   /** What an unknown email is checked against, at the cost a real operator's check has. */
   readonly #dummyHash: string;
+
+  /** The audit ledger over this directory's store, chaining with `sealKey`'s chainer. */
+  #ledger(sealKey: string | Uint8Array | undefined): AuditLedger {
+    return new AuditLedger(this.#store, auditChainer(sealKey));
+  }
 
   constructor(store: Store, options: DirectoryOptions = {}) {
     this.#store = store;
@@ -193,12 +259,21 @@ export class PrincipalDirectory {
     this.#absoluteMs = options.sessionAbsoluteMs ?? 12 * 3_600_000;
     this.#limit = options.loginLimit ?? DEFAULT_LIMIT;
     this.#deviceMs = options.trustedDeviceMs ?? DEVICE_TRUST_MS;
+    this.#providerMs = options.providerSessionMaxMs ?? 3_600_000;
+    this.#sealKey = options.sealKey;
     this.#passwordCost = passwordCost(
       options.passwordCost === undefined ? {} : { cost: options.passwordCost },
     );
     this.#dummyHash = dummyPasswordHash(this.#passwordCost);
     const { perAccount, perClient, perDevice = perAccount, windowMs } = this.#limit;
-    const counts = { perAccount, perClient, perDevice, windowMs, trustedDeviceMs: this.#deviceMs };
+    const counts = {
+      perAccount,
+      perClient,
+      perDevice,
+      windowMs,
+      trustedDeviceMs: this.#deviceMs,
+      providerSessionMaxMs: this.#providerMs,
+    };
     for (const [name, value] of Object.entries(counts))
       if (!Number.isSafeInteger(value) || value < 1)
         throw new ConfigurationError(
@@ -212,17 +287,28 @@ export class PrincipalDirectory {
    */
   async #openSession(
     db: LocalTransaction,
-    s: { sessionId: string; tenant: string; email: string; now: number; previous: string | undefined },
+    s: {
+      sessionId: string;
+      tenant: string;
+      email: string;
+      now: number;
+      previous: string | undefined;
+      /** The identity provider's issuer and ID token, for a single-sign-on session. */
+      provider?: { issuer: string; idToken: string | undefined };
+    },
   ): Promise<void> {
     if (s.previous)
       await db.run(
         sql`DELETE FROM countersign_sessions WHERE session_hash = ${secretHash('session', s.previous)}`,
       );
     await db.run(
-      sql`DELETE FROM countersign_sessions WHERE last_seen_at < ${s.now - this.#idleMs} OR created_at < ${s.now - this.#absoluteMs}`,
+      sql`DELETE FROM countersign_sessions WHERE last_seen_at < ${s.now - this.#idleMs} OR created_at < ${s.now - this.#absoluteMs} OR (issuer IS NOT NULL AND created_at <= ${s.now - this.#providerMs})`,
     );
+    const issuer = s.provider?.issuer ?? null;
+    const idToken =
+      s.provider?.idToken === undefined ? null : sealForSession(s.sessionId, 'id_token', s.provider.idToken);
     await db.run(
-      sql`INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at) VALUES (${secretHash('session', s.sessionId)}, ${s.tenant}, ${s.email}, ${s.now}, ${s.now})`,
+      sql`INSERT INTO countersign_sessions (session_hash, tenant, email, created_at, last_seen_at, issuer, id_token) VALUES (${secretHash('session', s.sessionId)}, ${s.tenant}, ${s.email}, ${s.now}, ${s.now}, ${issuer}, ${idToken})`,
     );
   }
 
@@ -256,7 +342,11 @@ export class PrincipalDirectory {
     return rows.map((r) => text(r['id']));
   }
 
-  /** Adds an operator of an existing tenant with a scrypt-hashed password; `exists` when the email is taken. */
+  /**
+   * Adds an operator of an existing tenant with a scrypt-hashed password; `exists` when the email
+   * is taken. An email holding an invisible character, or looking like another operator's (same
+   * UTS #39 skeleton), is a {@link ConfigurationError}.
+   */
   async addOperator(input: {
     readonly tenant: string;
     readonly email: string;
@@ -264,6 +354,10 @@ export class PrincipalDirectory {
     readonly roles: readonly string[];
   }): Promise<{ readonly kind: 'added' | 'exists' }> {
     const email = normalizeEmail(input.email);
+    if (hasInvisibleCharacters(input.email))
+      throw new ConfigurationError(
+        `operator email "${escapeHidden(input.email)}" holds invisible or format characters (email_invisible)`,
+      );
     if (!EMAIL.test(email))
       throw new ConfigurationError(`operator email "${input.email}" is not an email address`);
     if (input.password.length < 12) throw new ConfigurationError('operator password: at least 12 characters');
@@ -274,10 +368,20 @@ export class PrincipalDirectory {
     return this.#sql(async (db) => {
       const tenant = await db.all(sql`SELECT id FROM countersign_tenants WHERE id = ${input.tenant}`);
       if (tenant.length === 0) throw new ConfigurationError(`operator ${email}: no tenant "${input.tenant}"`);
+      // An operator already there stays `exists` (setup code adds its operators at every start),
+      // even beside a look-alike stored before skeletons were.
+      const same = await db.all(sql`SELECT email FROM countersign_operators WHERE email = ${email}`);
+      if (same.length > 0) return { kind: 'exists' };
+      const lookalike = await lookalikeOperator(db, email);
+      if (lookalike !== undefined) throw confusable(email, lookalike);
+      // No conflict target: a concurrent look-alike (same skeleton) is not inserted either.
       const result = await db.run(
-        sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (${email}, ${input.tenant}, ${hash}, ${[...new Set(input.roles)].join(',')}, ${this.#clock.now()}, NULL) ON CONFLICT (email) DO NOTHING`,
+        sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at, email_skeleton) VALUES (${email}, ${input.tenant}, ${hash}, ${[...new Set(input.roles)].join(',')}, ${this.#clock.now()}, NULL, ${emailSkeleton(email)}) ON CONFLICT DO NOTHING`,
       );
-      return { kind: result.changes === 1 ? 'added' : 'exists' };
+      if (result.changes === 1) return { kind: 'added' };
+      const raced = await lookalikeOperator(db, email);
+      if (raced !== undefined) throw confusable(email, raced);
+      return { kind: 'exists' };
     });
   }
 
@@ -291,7 +395,7 @@ export class PrincipalDirectory {
     return rows.map((r) => ({
       email: text(r['email']),
       tenant: text(r['tenant']),
-      roles: text(r['roles']).split(','),
+      roles: rolesOf(text(r['roles'])),
     }));
   }
 
@@ -383,7 +487,7 @@ export class PrincipalDirectory {
     options: { readonly actor: string; readonly sealKey?: string | undefined },
   ): Promise<TokenRevocation> {
     const now = this.#clock.now();
-    return this.#store.transaction(async (tx): Promise<TokenRevocation> => {
+    return this.#ledger(options.sealKey).transaction(async (tx, audit): Promise<TokenRevocation> => {
       const db = tx.local;
       let rows: readonly Record<string, unknown>[];
       if ('principal' in selector) {
@@ -417,24 +521,20 @@ export class PrincipalDirectory {
         if (result.changes !== 1) continue;
         const token = { ...tokenInfo(row), revokedAt: now };
         revoked.push(token);
-        await tx.appendAudit(
-          token.tenant,
-          {
-            tenant: token.tenant,
-            proposalId: token.id,
-            attemptId: null,
-            runId: '-',
-            step: 'revoked',
-            actor: options.actor,
-            reason: null,
-            digests: {},
-            commandId: null,
-            detail: { token: token.kind, subject: token.subject, label: token.label },
-            at: now,
-            id: newId('evt'),
-          },
-          auditChainer(options.sealKey),
-        );
+        audit.append({
+          tenant: token.tenant,
+          proposalId: token.id,
+          attemptId: null,
+          runId: '-',
+          step: 'revoked',
+          actor: options.actor,
+          reason: null,
+          digests: {},
+          commandId: null,
+          detail: { token: token.kind, subject: token.subject, label: token.label },
+          at: now,
+          id: newId('evt'),
+        });
       }
       return revoked.length === 0 ? { kind: 'not_found' } : { kind: 'revoked', tokens: revoked };
     });
@@ -453,9 +553,11 @@ export class PrincipalDirectory {
     const tenant = text(row['tenant']);
     if (row['kind'] === 'agent')
       return Object.freeze({ kind: 'agent', id: text(row['subject']), tenant, roles: Object.freeze([]) });
+    // An operator without a role (the provider took every one) has no powers at all.
     if (
       row['roles'] === null ||
       row['roles'] === undefined ||
+      rolesOf(text(row['roles'])).length === 0 ||
       row['disabled_at'] !== null ||
       row['operator_tenant'] !== tenant
     )
@@ -547,7 +649,8 @@ export class PrincipalDirectory {
 
   /**
    * The live session for a cookie's session id, or undefined when unknown, idle longer than the
-   * idle timeout, older than the absolute timeout, or its operator was disabled or moved.
+   * idle timeout, older than the absolute timeout (or, opened through an identity provider, older
+   * than `providerSessionMaxMs`), or its operator was disabled, moved or left without a role.
    * `touch: false` checks without counting as activity (an open event stream is no operator at
    * the keyboard, so it must not hold an idle session open).
    */
@@ -555,38 +658,55 @@ export class PrincipalDirectory {
     sessionId: string,
     options: { readonly touch?: boolean } = {},
   ): Promise<ConsoleSession | undefined> {
-    if (!looksLikeSecret(sessionId) || !sessionId.startsWith('cs_sess_')) return undefined;
+    const found = await this.lookupSession(sessionId, options);
+    return found.kind === 'live' ? found.session : undefined;
+  }
+
+  /**
+   * Like {@link resolveSession}, and says when a single-sign-on session ended by time, so the
+   * console can send the operator through their provider again instead of to the login page.
+   * Every request reads the operator's roles and state anew: a change takes effect at once.
+   */
+  async lookupSession(sessionId: string, options: { readonly touch?: boolean } = {}): Promise<SessionLookup> {
+    if (!looksLikeSecret(sessionId) || !sessionId.startsWith('cs_sess_')) return { kind: 'none' };
     const hash = secretHash('session', sessionId);
     const now = this.#clock.now();
-    return this.#sql(async (db) => {
+    return this.#sql(async (db): Promise<SessionLookup> => {
       const rows =
-        await db.all(sql`SELECT s.tenant, s.email, s.created_at, s.last_seen_at, o.roles, o.tenant AS operator_tenant, o.disabled_at
+        await db.all(sql`SELECT s.tenant, s.email, s.created_at, s.last_seen_at, s.issuer, o.roles, o.tenant AS operator_tenant, o.disabled_at
            FROM countersign_sessions s LEFT JOIN countersign_operators o ON o.email = s.email
           WHERE s.session_hash = ${hash}`);
       const row = rows[0];
-      if (!row) return undefined;
+      if (!row) return { kind: 'none' };
       const createdAt = num(row['created_at']);
       const lastSeen = num(row['last_seen_at']);
       const tenant = text(row['tenant']);
-      const live =
+      const issuer = row['issuer'] === null || row['issuer'] === undefined ? undefined : text(row['issuer']);
+      const timely =
         now - lastSeen < this.#idleMs &&
         now - createdAt < this.#absoluteMs &&
+        (issuer === undefined || now - createdAt < this.#providerMs);
+      const standing =
         row['roles'] !== null &&
         row['roles'] !== undefined &&
+        rolesOf(text(row['roles'])).length > 0 &&
         row['disabled_at'] === null &&
         row['operator_tenant'] === tenant;
-      if (!live) {
+      if (!timely || !standing) {
         await db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${hash}`);
-        return undefined;
+        return standing && issuer !== undefined ? { kind: 'sso_ended', issuer } : { kind: 'none' };
       }
       if (options.touch !== false && now - lastSeen >= TOUCH_EVERY_MS)
         await db.run(sql`UPDATE countersign_sessions SET last_seen_at = ${now} WHERE session_hash = ${hash}`);
       const email = text(row['email']);
       return {
-        actor: operatorActor(email, tenant, text(row['roles'])),
-        email,
-        createdAt,
-        csrfToken: secretHash('csrf', sessionId),
+        kind: 'live',
+        session: {
+          actor: operatorActor(email, tenant, text(row['roles'])),
+          email,
+          createdAt,
+          csrfToken: secretHash('csrf', sessionId),
+        },
       };
     });
   }
@@ -606,11 +726,14 @@ export class PrincipalDirectory {
     readonly tenant: string;
     readonly roles: readonly string[];
     readonly previousSessionId?: string | undefined;
+    /** The verified ID token, kept encrypted with the session for the logout's `id_token_hint`. */
+    readonly idToken?: string | undefined;
   }): Promise<ProviderSignInResult> {
     const now = this.#clock.now();
     if (!TENANT.test(input.tenant)) return { kind: 'unknown_tenant' };
     const roles = [...new Set(input.roles)];
     if (roles.length === 0 || roles.some((r) => !ROLE.test(r))) return { kind: 'invalid_roles' };
+    if (hasInvisibleCharacters(input.email)) return { kind: 'email_invisible' };
     const claimed = normalizeEmail(input.email);
     if (!EMAIL.test(claimed)) return { kind: 'email_taken' };
     const sessionId = newSecret('session');
@@ -627,10 +750,14 @@ export class PrincipalDirectory {
           email = text(known[0]['email']);
         } else {
           email = claimed;
+          if ((await lookalikeOperator(db, email)) !== undefined) return { kind: 'email_confusable' };
           const added = await db.run(
-            sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at) VALUES (${email}, ${input.tenant}, ${NO_PASSWORD}, ${roles.join(',')}, ${now}, NULL) ON CONFLICT (email) DO NOTHING`,
+            sql`INSERT INTO countersign_operators (email, tenant, password_hash, roles, created_at, disabled_at, email_skeleton) VALUES (${email}, ${input.tenant}, ${NO_PASSWORD}, ${roles.join(',')}, ${now}, NULL, ${emailSkeleton(email)}) ON CONFLICT DO NOTHING`,
           );
-          if (added.changes !== 1) return { kind: 'email_taken' };
+          if (added.changes !== 1)
+            return {
+              kind: (await lookalikeOperator(db, email)) !== undefined ? 'email_confusable' : 'email_taken',
+            };
           await db.run(
             sql`INSERT INTO countersign_oidc_identities (issuer, subject, email, created_at, signed_in_at) VALUES (${input.issuer}, ${input.subject}, ${email}, ${now}, ${now}) ON CONFLICT DO NOTHING`,
           );
@@ -654,6 +781,7 @@ export class PrincipalDirectory {
           email,
           now,
           previous: input.previousSessionId,
+          provider: { issuer: input.issuer, idToken: input.idToken },
         });
         return { email, provisioned };
       },
@@ -678,12 +806,237 @@ export class PrincipalDirectory {
     return rows.length > 0;
   }
 
-  /** Ends a session (logout). */
-  async endSession(sessionId: string): Promise<void> {
-    await this.#sql((db) =>
-      db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${secretHash('session', sessionId)}`),
+  /**
+   * The active operators of `tenant` among `ids` (`user:<email>`), read in the caller's
+   * transaction: what an approval completing a quorum re-checks earlier approvers against
+   * ({@link ApproverDirectory}).
+   */
+  async current(
+    db: LocalTransaction,
+    tenant: string,
+    ids: readonly string[],
+  ): Promise<ReadonlyMap<string, Actor>> {
+    const found = new Map<string, Actor>();
+    for (const id of ids) {
+      if (!id.startsWith('user:')) continue;
+      const email = id.slice('user:'.length);
+      const rows = await db.all(
+        sql`SELECT roles FROM countersign_operators WHERE email = ${email} AND tenant = ${tenant} AND disabled_at IS NULL`,
+      );
+      const row = rows[0];
+      if (row) found.set(id, operatorActor(email, tenant, text(row['roles'])));
+    }
+    return found;
+  }
+
+  /**
+   * Ends a session (logout). A session opened through an identity provider answers its issuer and
+   * the ID token of that sign-in (opened with the session id, which only the cookie holds), so
+   * the logout can pass the provider its `id_token_hint`.
+   */
+  async endSession(sessionId: string): Promise<EndedSession> {
+    const hash = secretHash('session', sessionId);
+    const rows = await this.#sql(async (db) => {
+      const found = await db.all(
+        sql`SELECT issuer, id_token FROM countersign_sessions WHERE session_hash = ${hash}`,
+      );
+      await db.run(sql`DELETE FROM countersign_sessions WHERE session_hash = ${hash}`);
+      return found;
+    });
+    const row = rows[0];
+    if (!row || row['issuer'] === null || row['issuer'] === undefined) return {};
+    const sealed = row['id_token'];
+    const idToken = typeof sealed === 'string' ? openForSession(sessionId, 'id_token', sealed) : undefined;
+    return { provider: { issuer: text(row['issuer']), idToken } };
+  }
+
+  /**
+   * Every operator of a tenant, active and disabled, by email: roles, state, creation time, and
+   * whether they sign in through an identity provider. Never a password hash.
+   */
+  async operatorAccounts(tenant: string): Promise<OperatorAccount[]> {
+    const rows = await this.#sql((db) => this.#accountRows(db, tenant));
+    return rows.map(accountOf);
+  }
+
+  #accountRows(db: LocalTransaction, tenant: string): Promise<readonly Record<string, unknown>[]> {
+    return db.all(
+      sql`SELECT o.email, o.tenant, o.roles, o.created_at, o.disabled_at,
+                 (SELECT COUNT(*) FROM countersign_oidc_identities i WHERE i.email = o.email) AS identities
+            FROM countersign_operators o WHERE o.tenant = ${tenant} ORDER BY o.email`,
     );
   }
+
+  /**
+   * Changes an operator of `tenant` (by {@link OperatorAccount.id}) as `actor`, an admin of that
+   * tenant: enables or disables them, or sets their roles (one to ten role names). In one
+   * transaction with the tenant's operator changes serialized: a change that would leave the
+   * tenant without an active admin is refused (`last_admin`), so no admin demotes or disables
+   * the last one, themselves included; disabling ends the operator's sessions; the change is
+   * audited in the tenant's hash chain (step `operator_changed`, the operator id in place of a
+   * proposal id, `actor` the admin). Sessions and tokens read roles and state at every request,
+   * so the change holds from the next request on.
+   *
+   * @example
+   * await directory.updateOperator({ tenant: 'acme', id: 'op_…', change: { active: false }, actor });
+   */
+  async updateOperator(input: {
+    readonly tenant: string;
+    readonly id: string;
+    readonly change: OperatorChange;
+    readonly actor: Actor;
+  }): Promise<OperatorUpdateResult> {
+    const { tenant, actor, change } = input;
+    if (actor.kind !== 'operator' || actor.tenant !== tenant || !actor.roles.includes('admin'))
+      return {
+        kind: 'refused',
+        reason: 'forbidden',
+        message: 'only an admin of the tenant manages its operators',
+      };
+    const roles = change.roles === undefined ? undefined : [...new Set(change.roles)];
+    if (roles !== undefined && (roles.length === 0 || roles.length > 10 || roles.some((r) => !ROLE.test(r))))
+      return {
+        kind: 'refused',
+        reason: 'invalid_request',
+        message: '$.roles: one to ten role names (lower-case letters, digits, - or _)',
+      };
+    const notFound = { kind: 'refused', reason: 'not_found', message: 'no such operator' } as const;
+    if (!OPERATOR_ID.test(input.id)) return notFound;
+    const now = this.#clock.now();
+    try {
+      return await this.#ledger(this.#sealKey).transaction(
+        async (tx, audit): Promise<OperatorUpdateResult> => {
+          const db = tx.local;
+          // Takes the tenant's row lock first (PostgreSQL; SQLite writes one at a time anyway): two
+          // admins demoting each other at once cannot both see the other still standing.
+          await db.run(sql`UPDATE countersign_tenants SET name = name WHERE id = ${tenant}`);
+          const accounts = (await this.#accountRows(db, tenant)).map(accountOf);
+          const before = accounts.find((a) => a.id === input.id);
+          if (!before) return notFound;
+          const after: OperatorAccount = {
+            ...before,
+            roles: roles ?? before.roles,
+            active: change.active ?? before.active,
+            disabledAt: (change.active ?? before.active) ? null : (before.disabledAt ?? now),
+          };
+          const sameRoles = after.roles.join(',') === before.roles.join(',');
+          if (sameRoles && after.active === before.active)
+            return { kind: 'updated', operator: before, changed: false };
+          if (!accounts.some((a) => isActiveAdmin(a.id === after.id ? after : a)))
+            return {
+              kind: 'refused',
+              reason: 'last_admin',
+              message:
+                'the tenant would be left without an active admin; make another operator an admin first',
+            };
+          await db.run(
+            sql`UPDATE countersign_operators SET roles = ${after.roles.join(',')}, disabled_at = ${after.disabledAt} WHERE email = ${after.email} AND tenant = ${tenant}`,
+          );
+          if (!after.active) await db.run(sql`DELETE FROM countersign_sessions WHERE email = ${after.email}`);
+          audit.append({
+            tenant,
+            proposalId: after.id,
+            attemptId: null,
+            runId: '-',
+            step: 'operator_changed',
+            actor: actor.id,
+            reason: null,
+            digests: {},
+            commandId: null,
+            detail: {
+              operator: after.email,
+              ...(sameRoles ? {} : { roles: { from: before.roles, to: after.roles } }),
+              ...(after.active === before.active
+                ? {}
+                : { active: { from: before.active, to: after.active } }),
+            },
+            at: now,
+            id: newId('evt'),
+          });
+          return { kind: 'updated', operator: after, changed: true };
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof CorruptAuditChainError)) throw error;
+      return {
+        kind: 'refused',
+        reason: 'corrupt_audit_chain',
+        message: `the audit chain of ${error.tenant} holds an event the server did not write: nothing changed`,
+      };
+    }
+  }
+
+  /**
+   * The identity provider no longer gives an identity a console role (or a tenant): its operator
+   * keeps no role and every session of theirs ends, in one transaction, audited in their tenant
+   * (step `operator_changed`, actor `system:sso`). Their API tokens stop working too, since an
+   * operator without a role has no powers; a later sign-in with roles sets them again. Powers end
+   * even when the tenant's audit chain is corrupt (then unaudited: `audited: false`).
+   */
+  async removeProviderRoles(input: {
+    readonly issuer: string;
+    readonly subject: string;
+  }): Promise<ProviderRoleRemoval> {
+    const remove = (audited: boolean) =>
+      this.#ledger(this.#sealKey).transaction(async (tx, audit): Promise<ProviderRoleRemoval> => {
+        const db = tx.local;
+        const rows = await db.all(
+          sql`SELECT o.email, o.tenant, o.roles FROM countersign_oidc_identities i JOIN countersign_operators o ON o.email = i.email WHERE i.issuer = ${input.issuer} AND i.subject = ${input.subject}`,
+        );
+        const row = rows[0];
+        if (!row) return { kind: 'unknown_identity' };
+        const email = text(row['email']);
+        const tenant = text(row['tenant']);
+        const from = rolesOf(text(row['roles']));
+        await db.run(sql`UPDATE countersign_operators SET roles = '' WHERE email = ${email}`);
+        const ended = await db.run(sql`DELETE FROM countersign_sessions WHERE email = ${email}`);
+        const now = this.#clock.now();
+        if (audited && from.length > 0)
+          audit.append({
+            tenant,
+            proposalId: operatorId(email),
+            attemptId: null,
+            runId: '-',
+            step: 'operator_changed',
+            actor: 'system:sso',
+            reason: null,
+            digests: {},
+            commandId: null,
+            detail: { operator: email, roles: { from, to: [] }, issuer: input.issuer },
+            at: now,
+            id: newId('evt'),
+          });
+        return { kind: 'removed', email, tenant, sessionsEnded: ended.changes, audited };
+      });
+    try {
+      return await remove(true);
+    } catch (error) {
+      if (!(error instanceof CorruptAuditChainError)) throw error;
+      return remove(false);
+    }
+  }
+}
+
+function accountOf(row: Record<string, unknown>): OperatorAccount {
+  const email = text(row['email']);
+  const disabledAt =
+    row['disabled_at'] === null || row['disabled_at'] === undefined ? null : num(row['disabled_at']);
+  return {
+    id: operatorId(email),
+    email,
+    tenant: text(row['tenant']),
+    roles: rolesOf(text(row['roles'])),
+    active: disabledAt === null,
+    createdAt: num(row['created_at']),
+    disabledAt,
+    sso: num(row['identities']) > 0,
+  };
+}
+
+function confusable(email: string, lookalike: string): ConfigurationError {
+  return new ConfigurationError(
+    `operator email "${email}" looks like the existing operator ${lookalike} (email_confusable)`,
+  );
 }
 
 function operatorActor(email: string, tenant: string, roles: string): Actor {

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../../canonical/errors.js';
 import { POSTGRES_PREVIEW_SQL } from '../sql-proposals.js';
 import type { SqlCapabilities, SqlDriver, SqlSession } from '../sql/driver.js';
-import { sql } from '../sql/sql.js';
+import { sql } from '../../sql/sql.js';
 import { StoreClosedError } from '../store-errors.js';
 import { asStoreFault, storeFaultCondition } from '../store-fault.js';
 import { lastResult, openPgPool, type PgPool, type PgPoolClient, type PgQueryable } from './pg-driver.js';

@@ -1,5 +1,5 @@
 /**
- * The principal directory's tables (migration 8 on both dialects). Portable DDL only (TEXT and
+ * The principal directory's tables (migration 10). Portable DDL only (TEXT and
  * BIGINT), so the same statements run on SQLite and PostgreSQL and several servers on one
  * database share tenants, operators, tokens, sessions, login counters and trusted devices.
  * Tokens, session ids and device ids are stored only as SHA-256 hashes. `IF NOT EXISTS`: before

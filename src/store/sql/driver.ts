@@ -1,5 +1,5 @@
 import type { PreviewSql } from '../sql-proposals.js';
-import type { SqlDialect, SqlQuery } from './sql.js';
+import type { SqlDialect, SqlQuery } from '../../sql/sql.js';
 
 /**
  * What one SQL backend can do, named once: the store asks these flags instead of the backend's

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { ConfigurationError } from '../../canonical/errors.js';
 import { SQLITE_PREVIEW_SQL } from '../sql-proposals.js';
 import type { SqlCapabilities, SqlDriver, SqlSession } from '../sql/driver.js';
-import type { SqlQuery } from '../sql/sql.js';
+import type { SqlQuery } from '../../sql/sql.js';
 import { StoreClosedError } from '../store-errors.js';
 import { asStoreFault } from '../store-fault.js';
 

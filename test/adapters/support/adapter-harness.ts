@@ -1,4 +1,4 @@
-import { demoOperations, demoWorld } from '../../../examples/index.js';
+import { demoOperations, demoWorld } from '../../../src/demo/demo-world.js';
 import type { AgentBinding } from '../../../src/adapters/shared/agent-binding.js';
 import type { Engine, EngineOptions, Proposal } from '../../../src/index.js';
 import { approver, type Harness, harness } from '../../support/engine.js';
@@ -14,7 +14,7 @@ export interface AdapterHarness extends Harness {
   /** Every proposal of tenant acme, newest first. */
   proposals(): Promise<readonly Proposal[]>;
   /** Approves (as an acme approver who saw `digest`) and executes. */
-  approve(proposalId: string, digest: string): ReturnType<Engine['approveAndExecute']>;
+  approve(proposalId: string, digest: string): ReturnType<Engine['proposals']['approveAndExecute']>;
   /** Overwrites a stored proposal's arguments behind the engine's back. */
   tamper(proposalId: string, argumentsJson: string): void;
   /** An acme admin grants the acme assistant one use of `invoice.pay` on one invoice (USD). */
@@ -39,16 +39,21 @@ export async function adapterHarness(options: Partial<EngineOptions> = {}): Prom
       runId,
       agent: 'agent:acme-assistant',
     }),
-    proposals: async () => (await h.engine.list('acme', { limit: 100 })).items,
+    proposals: async () => (await h.engine.proposals.list('acme', { limit: 100 })).items,
     approve: (proposalId, digest) =>
-      h.engine.approveAndExecute({ tenant: 'acme', proposalId, approver: approver(), seenDigest: digest }),
+      h.engine.proposals.approveAndExecute({
+        tenant: 'acme',
+        proposalId,
+        approver: approver(),
+        seenDigest: digest,
+      }),
     tamper: (proposalId, argumentsJson) => {
       h.store.database
         .prepare('UPDATE countersign_proposals SET arguments_json = ? WHERE id = ?')
         .run(argumentsJson, proposalId);
     },
     grantPayment: async (invoiceId) => {
-      const granted = await h.engine.grant({
+      const granted = await h.engine.grants.create({
         tenant: 'acme',
         grantedBy: { id: 'user:admin@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] },
         subject: 'agent:acme-assistant',

@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
-import { DRAFTS_TABLE } from '../../../examples/index.js';
+import { DRAFTS_TABLE } from '../../../src/demo/demo-world.js';
 import type { AuditEvent, Engine, Store } from '../../../src/index.js';
 import type { AttemptRecord, ProposalRecord } from '../../../src/store/index.js';
-import type { RawSql } from './backends.js';
+import type { RawSql } from '../../support/backends.js';
 import { type Kind, proposalInput, TENANT } from './world.js';
 
 /** A proposal a suite made, with what its page showed. */
@@ -21,7 +21,7 @@ export async function proposeMany(
 ): Promise<Made[]> {
   const made: Made[] = [];
   for (const [i, kind] of kinds.entries()) {
-    const result = await engine.propose(proposalInput(kind, offset + i, runId));
+    const result = await engine.proposals.propose(proposalInput(kind, offset + i, runId));
     if (result.kind !== 'proposed')
       throw new Error(`expected a proposal, got ${result.kind}: ${result.modelMessage}`);
     made.push({ id: result.proposal.id, digest: result.proposal.digest, kind });

@@ -1,5 +1,6 @@
-import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
-import type { Actor, AnyOperation, ProposalLimitsOption } from '../../../src/index.js';
+import { type DemoWorld, demoOperations, demoWorld } from '../../../src/demo/demo-world.js';
+import type { Actor, AnyOperation } from '../../../src/index.js';
+import type { ProposalLimitsOption } from '../../../src/engine/index.js';
 
 /**
  * Proposal quotas for the reliability suites: one agent proposes hundreds of proposals in a

@@ -1,13 +1,8 @@
 import { createLifecycleMetrics } from '../../../src/observability/index.js';
 import { join } from 'node:path';
-import { type DemoWorld, demoOperations, demoWorld } from '../../../examples/index.js';
-import {
-  type AnyOperation,
-  createEngine,
-  type Engine,
-  type Logger,
-  type ProposalLimitsOption,
-} from '../../../src/index.js';
+import { type DemoWorld, demoOperations, demoWorld } from '../../../src/demo/demo-world.js';
+import { type AnyOperation, createEngine, type Engine, type Logger } from '../../../src/index.js';
+import type { ProposalLimitsOption } from '../../../src/engine/index.js';
 import {
   createCountersignApp,
   EventStreams,
@@ -43,6 +38,8 @@ export interface TenantSecrets {
 /** A real countersign server on 127.0.0.1 (port 0) over a real SQLite file (or a given store), with tenants acme and globex. */
 export interface ServerHarness {
   readonly url: string;
+  /** The app itself, for requests no socket would carry (a body whose Content-Length lies). */
+  readonly app: { fetch(request: Request): Response | Promise<Response> };
   readonly engine: Engine;
   readonly world: DemoWorld;
   readonly clock: ManualClock;
@@ -95,9 +92,15 @@ export async function serverHarness(
   const logger = memoryLogger(logs);
   const metrics = options.metricsToken ? createLifecycleMetrics() : undefined;
   const operations = [...demoOperations(world), ...(options.extraOperations ?? [])];
+  const directory = new PrincipalDirectory(store, {
+    clock,
+    passwordCost: TEST_PASSWORD_COST,
+    ...(options.directory ?? {}),
+  });
   const engine = await createEngine({
     store,
     operations,
+    approverDirectory: directory,
     ...(options.notifications
       ? { stepWriters: [notificationOutbox({ channels: ['webhook'], operations })] }
       : {}),
@@ -106,11 +109,6 @@ export async function serverHarness(
     ...(metrics ? { observers: [metrics.observer], onRateLimited: metrics.rateLimited } : {}),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...options.recovery,
-  });
-  const directory = new PrincipalDirectory(store, {
-    clock,
-    passwordCost: TEST_PASSWORD_COST,
-    ...(options.directory ?? {}),
   });
   await directory.migrate();
   const tenants = {} as Record<'acme' | 'globex', TenantSecrets>;
@@ -150,6 +148,7 @@ export async function serverHarness(
   });
   return {
     url: server.url,
+    app,
     engine,
     world,
     clock,
@@ -167,7 +166,7 @@ export async function serverHarness(
 /** A JSON request to the harness. */
 export async function call(
   h: { url: string },
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'PATCH',
   path: string,
   options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {

@@ -18,8 +18,6 @@ export interface GrantFormValues {
   readonly capUses: string;
   readonly expiresAt: string;
   readonly note: string;
-  /** `yes` when the admin ticked "may stand in for a two-person approval". */
-  readonly satisfiesQuorum: string;
 }
 
 /** Props of {@link GrantsPage}. */
@@ -42,7 +40,6 @@ const EMPTY: GrantFormValues = {
   capUses: '',
   expiresAt: '',
   note: '',
-  satisfiesQuorum: '',
 };
 
 function capText(grant: Grant): string {
@@ -187,17 +184,9 @@ function CreateGrant(props: {
           type="datetime-local"
         />
         <Field form={form} name="note" label="Note" hint="why, for the audit" />
-        <label class="check">
-          <input
-            type="checkbox"
-            name="satisfiesQuorum"
-            value="yes"
-            checked={form.satisfiesQuorum === 'yes'}
-          />{' '}
-          May stand in for a two-person approval
-        </label>
         <p class="sub">
-          Off by default: a proposal that needs two approvers waits for them even inside this grant.
+          A grant approves only what one approver may: a proposal that needs two approvers waits for them even
+          inside this grant.
         </p>
         <button class="primary" type="submit">
           Create grant

@@ -17,6 +17,7 @@ import { StatusBadge } from './status-badge.js';
 export type InboxCounts = Readonly<Record<InboxTab, number>>;
 
 const TABS: readonly (readonly [InboxTab, string])[] = [
+  ['needs', 'Needs you'],
   ['pending', 'Pending'],
   ['needs_reconciliation', 'Needs reconciliation'],
   ['recent', 'Recently decided'],
@@ -78,6 +79,10 @@ function summary(query: InboxQuery, total: number, filtered: boolean): string {
   const noun = `${total} ${total === 1 ? 'proposal' : 'proposals'}${filtered ? ' matching the filters' : ''}`;
   const is = total === 1 ? 'is' : 'are';
   switch (query.status) {
+    case 'needs':
+      return total === 0 && !filtered
+        ? 'Nothing needs your decision.'
+        : `${noun} ${total === 1 ? 'needs' : 'need'} your decision.`;
     case 'pending':
       return total === 0 && !filtered
         ? 'Nothing is waiting for a decision.'
@@ -91,12 +96,29 @@ function summary(query: InboxQuery, total: number, filtered: boolean): string {
   }
 }
 
+/** What a row says about the signed-in operator's part in a proposal. */
+export interface YourPart {
+  /** They approved it toward a quorum that is not complete yet ("You approved (1 of 2)"). */
+  readonly approved: boolean;
+  /** Their edit produced it. */
+  readonly edited: boolean;
+  /** Pending, but the engine lets another approver decide it, not them. */
+  readonly waiting: boolean;
+}
+
+/** One inbox row: the proposal, its listed fields and the operator's part in it. */
+export interface InboxItem {
+  readonly proposal: Proposal;
+  readonly fields: ListedFields;
+  readonly you: YourPart;
+}
+
 /** Props of {@link InboxPage}. */
 export interface InboxPageProps {
   readonly nonce: string;
   readonly session: ConsoleSession;
   readonly query: InboxQuery;
-  readonly items: readonly { readonly proposal: Proposal; readonly fields: ListedFields }[];
+  readonly items: readonly InboxItem[];
   readonly counts: InboxCounts;
   /** How many proposals the current tab and filters match, across every page. */
   readonly total: number;
@@ -105,15 +127,33 @@ export interface InboxPageProps {
   readonly nextCursor?: string | undefined;
 }
 
+function YourPartNote({ proposal: p, you }: { readonly proposal: Proposal; readonly you: YourPart }) {
+  const parts = [
+    ...(you.approved ? [`You approved (${p.approvals.given.length} of ${p.approvals.required})`] : []),
+    ...(you.edited ? ['Edited by you'] : []),
+    ...(you.waiting ? ['waiting for another approver'] : []),
+  ];
+  if (parts.length === 0) return '';
+  return (
+    <>
+      {' '}
+      <span class="yours" data-testid="your-part">
+        {parts.join(' · ')}
+      </span>
+    </>
+  );
+}
+
 function InboxRow(props: {
   readonly proposal: Proposal;
   readonly fields: ListedFields;
+  readonly you: YourPart;
   readonly now: number;
   readonly waiting: boolean;
 }) {
   const { proposal: p, fields, now } = props;
   return (
-    <tr data-inbox-row="">
+    <tr data-inbox-row="" data-proposal-id={p.id} data-status={p.status}>
       <td class="summary">
         <a data-open="" href={`/proposals/${p.id}`}>
           <UserText text={previewTitle(p.preview, p.operation)} />
@@ -130,6 +170,7 @@ function InboxRow(props: {
           ) : (
             ''
           )}
+          <YourPartNote proposal={p} you={props.you} />
           {findTextHazards(p.preview, '$', 1).length > 0 ? (
             <>
               {' '}
@@ -163,7 +204,7 @@ function InboxRow(props: {
           {formatAge(p.createdAt, now)}
         </time>
       </td>
-      <td class="nowrap">
+      <td class="nowrap" data-cell="state">
         {props.waiting ? <TimeLeft proposal={p} now={now} /> : <StatusBadge status={p.status} />}
       </td>
     </tr>
@@ -171,9 +212,11 @@ function InboxRow(props: {
 }
 
 function Tabs({ query, counts }: { readonly query: InboxQuery; readonly counts: InboxCounts }) {
+  // "Needs you" is an approver's tab (their home view); others see it only when they ask for it.
+  const tabs = TABS.filter(([tab]) => tab !== 'needs' || query.home === 'needs' || query.status === 'needs');
   return (
     <nav class="tabs" aria-label="Proposals by status">
-      {TABS.map(([tab, label]) => (
+      {tabs.map(([tab, label]) => (
         <a
           href={inboxHref(query, { status: tab, cursor: undefined })}
           data-testid={`tab-${tab}`}
@@ -195,7 +238,7 @@ function Filters(props: {
   return (
     // biome-ignore lint/a11y/useSemanticElements: the markup the console had before JSX, unchanged (no redesign in this move)
     <form class="filters" method="get" action="/" role="search" aria-label="Filter proposals">
-      {query.status !== 'pending' ? <input type="hidden" name="status" value={query.status} /> : ''}
+      {query.status !== query.home ? <input type="hidden" name="status" value={query.status} /> : ''}
       <div>
         <label for="inbox-q">Search</label>
         <input
@@ -246,7 +289,7 @@ function Filters(props: {
         {props.filtered || query.sort !== 'created' ? (
           <>
             {' '}
-            <a href={inboxHref({ status: query.status, sort: 'created' })}>Clear</a>
+            <a href={inboxHref({ status: query.status, home: query.home, sort: 'created' })}>Clear</a>
           </>
         ) : (
           ''
@@ -297,7 +340,7 @@ function KeyboardHelp() {
 export function InboxPage(input: InboxPageProps) {
   const { items, now, query } = input;
   const filtered = query.operation !== undefined || query.requester !== undefined || query.q !== undefined;
-  const waiting = query.status === 'pending';
+  const waiting = query.status === 'pending' || query.status === 'needs';
   return (
     <Layout
       title="Inbox"
@@ -313,7 +356,7 @@ export function InboxPage(input: InboxPageProps) {
             <p data-testid="inbox-summary">{summary(query, input.total, filtered)}</p>
           </div>
         </div>
-        <LiveInbox nonce={input.nonce} />
+        <LiveInbox nonce={input.nonce} view={query.status} you={input.session.actor.id} />
         <Tabs query={query} counts={input.counts} />
         <Filters query={query} operations={input.operations} filtered={filtered} />
         {items.length === 0 ? (
@@ -321,6 +364,10 @@ export function InboxPage(input: InboxPageProps) {
             {filtered ? (
               <>
                 <strong>No match</strong>No proposal here matches the filters.
+              </>
+            ) : query.status === 'needs' ? (
+              <>
+                <strong>All clear</strong>Proposals you may still decide appear here.
               </>
             ) : waiting ? (
               <>
@@ -351,8 +398,8 @@ export function InboxPage(input: InboxPageProps) {
               </tr>
             </thead>
             <tbody>
-              {items.map(({ proposal, fields }) => (
-                <InboxRow proposal={proposal} fields={fields} now={now} waiting={waiting} />
+              {items.map(({ proposal, fields, you }) => (
+                <InboxRow proposal={proposal} fields={fields} you={you} now={now} waiting={waiting} />
               ))}
             </tbody>
           </ListTable>

@@ -27,7 +27,7 @@ export interface ProposalPageInput {
   readonly proposal: Proposal;
   readonly timeline: ProposalTimeline;
   readonly now: number;
-  /** What the engine lets this operator do with it (`engine.mayDecide`), with the reason when not. */
+  /** What the engine lets this operator do with it (`engine.proposals.mayDecide`), with the reason when not. */
   readonly rights: {
     readonly approve: DecisionRight;
     readonly decline: DecisionRight;
@@ -40,7 +40,7 @@ export interface ProposalPageInput {
   readonly notices: readonly Notice[];
   /** False when the link's run id is not the proposal's: nothing can be approved from it. */
   readonly runMatches: boolean;
-  /** The edit links, the re-proposal links and the other pending proposals with the same scope (`engine.related`). */
+  /** The edit links, the re-proposal links and the other pending proposals with the same scope (`engine.proposals.related`). */
   readonly related: RelatedProposals;
   /** The registered operation's declarations (order, emphasis, redaction), when it is still registered. */
   readonly operation: FieldDeclarations | undefined;
@@ -244,9 +244,14 @@ function EditInput({ field, value }: { readonly field: EditField; readonly value
 
 /** What the approver must be told about the text under review: the preview's, and the resource the agent named. */
 function hazardsOf(p: Proposal): TextHazard[] {
-  // Worst first: hidden text a model can read, then look-alike words, then direction changes.
-  const rank = (h: TextHazard) =>
-    h.kind !== 'hidden' ? 1 : h.hidden === 'tag' ? 0 : h.hidden === 'bidi' ? 2 : 3;
+  // Worst first: hidden text a model can read and text pushed out of view, then look-alike
+  // words, then direction changes, then the rest.
+  const rank = (h: TextHazard): number => {
+    if (h.kind === 'whitespace_run') return 0;
+    if (h.kind === 'stacked_marks') return 3;
+    if (h.kind !== 'hidden') return 1;
+    return h.hidden === 'tag' ? 0 : h.hidden === 'bidi' ? 2 : 3;
+  };
   return [...findTextHazards(p.preview, '$'), ...findTextHazards(p.resource, 'resource')].sort(
     (a, b) => rank(a) - rank(b),
   );

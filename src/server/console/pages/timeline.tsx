@@ -21,6 +21,11 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
         label: `Approved ${String(line.detail['given'] ?? '?')} of ${String(line.detail['required'] ?? '?')}: another approver must approve`,
         tone: 'ok',
       };
+    case 'approval_withdrawn':
+      return {
+        label: `Approval withdrawn: ${String(line.detail['approver'] ?? '?')} may no longer decide (${String(line.detail['why'] ?? line.reason ?? '?')})`,
+        tone: 'warn',
+      };
     case 'declined':
       return { label: 'Declined', tone: 'bad' };
     case 'expired':

@@ -1,4 +1,4 @@
-import { redact } from '../../../audit/export.js';
+import { redact } from '../../../ledger/incident-export.js';
 import { canonicalize } from '../../../canonical/canonicalize.js';
 import { childPath } from '../../../canonical/json-path.js';
 import { own } from '../../../canonical/own.js';

@@ -1,6 +1,6 @@
-import { z } from 'zod';
-import { own } from '../../../canonical/own.js';
-import type { AnyOperation } from '../../../operation/define-operation.js';
+import { declaredOrder, type FieldDeclarations, isHighImpact } from '../../../operation/field-emphasis.js';
+
+export { declaredOrder, type FieldDeclarations, isHighImpact };
 
 /** One top-level field of a preview as the review page shows it. */
 export interface ReviewField {
@@ -8,42 +8,6 @@ export interface ReviewField {
   readonly value: unknown;
   /** Declared `highImpact` in the operation's `fields`: shown emphasised. */
   readonly highImpact: boolean;
-}
-
-/** The parts of an operation that say how its preview is ordered and emphasised. */
-export type FieldDeclarations = Pick<AnyOperation, 'fields' | 'preview' | 'arguments' | 'scope'>;
-
-function shapeKeys(schema: z.ZodType | undefined): readonly string[] {
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
-}
-
-/** The top-level field of a field pattern: `customer.id` → `customer`, `recipients[]` → `recipients`. */
-function topLevel(pattern: string): string {
-  return pattern.split(/[.[]/, 1)[0] ?? pattern;
-}
-
-/**
- * The order the operation's author declared: the preview schema's shape, then the patterns of
- * `fields`, then the arguments' and the scope's shapes (each key once, first place wins).
- */
-export function declaredOrder(operation: FieldDeclarations): readonly string[] {
-  return [
-    ...new Set([
-      ...shapeKeys(operation.preview),
-      ...Object.keys(operation.fields).map(topLevel),
-      ...shapeKeys(operation.arguments),
-      ...shapeKeys(operation.scope),
-    ]),
-  ];
-}
-
-/** Whether the operation declares this top-level field (or anything inside it) `highImpact`. */
-export function isHighImpact(operation: FieldDeclarations | undefined, key: string): boolean {
-  if (!operation) return false;
-  if (own(operation.fields, key)?.highImpact === true) return true;
-  return Object.entries(operation.fields).some(
-    ([pattern, rule]) => rule.highImpact === true && topLevel(pattern) === key,
-  );
 }
 
 /**
