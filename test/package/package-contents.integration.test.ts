@@ -35,13 +35,14 @@ describe('the packed package', () => {
     expect(license).toContain('END OF TERMS AND CONDITIONS');
   });
 
-  it('ships every entry point, the README, and no source map or TypeScript source', () => {
+  it('ships every entry point, the README, the changelog, and no source map or TypeScript source', () => {
     const targets = Object.values(pkg.exports).flatMap((t) =>
       typeof t === 'string' ? [t] : [t.types, t.import],
     );
     const missing = targets.map((t) => t.replace(/^\.\//, '')).filter((t) => !files.includes(t));
     expect(missing).toEqual([]);
     expect(files).toContain('README.md');
+    expect(files).toContain('CHANGELOG.md');
     expect(files.filter((f) => f.endsWith('.map'))).toEqual([]);
     expect(files.filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
     expect(files.filter((f) => f.startsWith('test/') || f.startsWith('dist/test/'))).toEqual([]);
