@@ -148,57 +148,51 @@ export interface TextWarningProps {
   readonly limit?: number;
 }
 
-function HazardItem({ hazard: h }: { readonly hazard: TextHazard }) {
-  if (h.kind === 'hidden') {
-    return (
-      <li>
-        <code>
-          <UserText text={h.path} />
-        </code>
-        :{' '}
-        {h.decoded !== undefined ? (
-          <>
-            {h.count} tag characters spelling <q>{h.decoded}</q>
-          </>
-        ) : (
-          <>
-            {h.codePoint} ({HIDDEN_KIND_LABEL[h.hidden]}){h.count > 1 ? ` ×${h.count}` : ''}
-          </>
-        )}
-      </li>
-    );
-  }
-  if (h.kind === 'whitespace_run') {
-    return (
-      <li>
-        <code>
-          <UserText text={h.path} />
-        </code>
-        :{' '}
-        {h.run === 'blank_lines'
-          ? `${h.count} blank lines in a row (collapsed in the preview)`
-          : `a run of spaces ${h.count} columns wide (collapsed in the preview)`}
-      </li>
-    );
-  }
-  if (h.kind === 'stacked_marks') {
-    return (
-      <li>
-        <code>
-          <UserText text={h.path} />
-        </code>
-        : {h.count} extra combining marks stacked on one letter, from {h.codePoint}
-      </li>
-    );
-  }
+function HazardItem({ hazard }: { readonly hazard: TextHazard }) {
   return (
     <li>
       <code>
-        <UserText text={h.path} />
+        <UserText text={hazard.path} />
       </code>
-      : <UserText text={h.word} /> ({h.scripts.join(' + ')}; look at {h.odd.join(', ')})
+      : <HazardText hazard={hazard} />
     </li>
   );
+}
+
+/** What one hazard is, after the path of the field that holds it. */
+function HazardText({ hazard: h }: { readonly hazard: TextHazard }) {
+  switch (h.kind) {
+    case 'hidden':
+      return h.decoded !== undefined ? (
+        <>
+          {h.count} tag characters spelling <q>{h.decoded}</q>
+        </>
+      ) : (
+        <>
+          {h.codePoint} ({HIDDEN_KIND_LABEL[h.hidden]}){h.count > 1 ? ` ×${h.count}` : ''}
+        </>
+      );
+    case 'whitespace_run':
+      return (
+        <>
+          {h.run === 'blank_lines'
+            ? `${h.count} blank lines in a row (collapsed in the preview)`
+            : `a run of spaces ${h.count} columns wide (collapsed in the preview)`}
+        </>
+      );
+    case 'stacked_marks':
+      return (
+        <>
+          {h.count} extra combining marks stacked on one letter, from {h.codePoint}
+        </>
+      );
+    default:
+      return (
+        <>
+          <UserText text={h.word} /> ({h.scripts.join(' + ')}; look at {h.odd.join(', ')})
+        </>
+      );
+  }
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
