@@ -2,6 +2,7 @@ import { GrantBody } from './grant-routes.js';
 import { OperatorPatchBody } from './operator-routes.js';
 import { z } from 'zod';
 import { REASONS } from '../../operation/reasons.js';
+import { PROPOSAL_STATUSES } from '../../store/records.js';
 import { PROBLEM_MEDIA_TYPE, PROBLEM_TYPE_PREFIX, SERVER_REASONS } from '../../http/http-problem.js';
 import { ApproveBody, DeclineBody, EditBody, ProposeBody, ReconcileBody } from './request-bodies.js';
 
@@ -560,19 +561,7 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             id: { type: 'string' },
             operation: { type: 'string' },
-            status: {
-              enum: [
-                'pending',
-                'executing',
-                'succeeded',
-                'needs_reconciliation',
-                'revision_required',
-                'terminal_failure',
-                'declined',
-                'superseded',
-                'expired',
-              ],
-            },
+            status: { enum: [...PROPOSAL_STATUSES] },
             runId: { type: 'string' },
             resource: { type: 'string' },
             section: { type: ['string', 'null'] },
