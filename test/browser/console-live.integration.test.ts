@@ -77,13 +77,13 @@ describeInChromium('the live inbox in Chromium', () => {
     const region = page.getByTestId('live-inbox');
     await streamsOpen(1);
     await filtered.pay();
-    await expect.poll(() => region.getAttribute('data-checked'), { timeout: 5000 }).toBe('1');
+    await expect.poll(() => region.getAttribute('data-checked')).toBe('1');
     // Another agent's proposal is not in this list: looked at, not counted.
     await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
-    await expect.poll(() => region.getAttribute('data-checked'), { timeout: 5000 }).toBe('2');
+    await expect.poll(() => region.getAttribute('data-checked')).toBe('2');
     expect(await region.textContent()).toBe('1 new proposal in this list — reload');
     await filtered.pay();
-    await expect.poll(() => region.getAttribute('data-checked'), { timeout: 5000 }).toBe('3');
+    await expect.poll(() => region.getAttribute('data-checked')).toBe('3');
     expect(await region.textContent()).toBe('2 new proposals in this list — reload');
     await context.close();
     await streamsOpen(0);
@@ -109,7 +109,7 @@ describeInChromium('the live inbox in Chromium', () => {
       body: { reason: 'duplicate' },
     });
     expect(decline.status).toBe(200);
-    await expect.poll(rows, { timeout: 5000 }).toEqual([kept.id, big.id]);
+    await expect.poll(rows).toEqual([kept.id, big.id]);
     expect(await region.textContent()).toBe('1 proposal was decided elsewhere and left this list — reload');
     // This approver gives 1 of 2 elsewhere (their API token, another tab): no longer theirs.
     const approve = await call(h, 'POST', `/api/v1/proposals/${big.id}/approve`, {
@@ -117,7 +117,7 @@ describeInChromium('the live inbox in Chromium', () => {
       body: { seenDigest: big.digest },
     });
     expect(approve.status).toBe(202);
-    await expect.poll(rows, { timeout: 5000 }).toEqual([kept.id]);
+    await expect.poll(rows).toEqual([kept.id]);
     expect(await region.textContent()).toBe('2 proposals were decided elsewhere and left this list — reload');
     await context.close();
     await streamsOpen(0);
@@ -140,15 +140,11 @@ describeInChromium('the live inbox in Chromium', () => {
     const loadsBefore = loads;
 
     const proposed = await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
-    await expect
-      .poll(() => region.textContent(), { timeout: 5000 })
-      .toBe('1 new proposal in this list — reload');
+    await expect.poll(() => region.textContent()).toBe('1 new proposal in this list — reload');
     expect(loads).toBe(loadsBefore);
     await page.screenshot({ path: join(ARTIFACTS, 'console-inbox-live.png') });
     await proposeViaApi(h, 'acme', pay(freshInvoice(h.world, 'acme')));
-    await expect
-      .poll(() => region.textContent(), { timeout: 5000 })
-      .toBe('2 new proposals in this list — reload');
+    await expect.poll(() => region.textContent()).toBe('2 new proposals in this list — reload');
 
     await Promise.all([page.waitForEvent('load'), region.getByRole('link').click()]);
     expect(await page.locator(`a[href="/proposals/${proposed.id}"]`).count()).toBe(1);
@@ -179,7 +175,7 @@ describeInChromium('the live inbox in Chromium', () => {
     await sixth.goto(`${h.url}/`);
     const alert = sixth.getByRole('alert').filter({ hasText: 'Live updates' });
     await expect
-      .poll(() => alert.textContent(), { timeout: 5000 })
+      .poll(() => alert.textContent())
       .toContain('Live updates are off: you have the most live streams open');
     expect(await sixth.getByTestId('live-refused').isVisible()).toBe(true);
     await sixth.screenshot({ path: join(ARTIFACTS, 'console-inbox-live-refused.png') });
