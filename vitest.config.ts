@@ -13,6 +13,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll's own 1 s default is a wall-clock guess: CI failed on a browser tab whose closed
+    // stream the server noticed a little later than that on a loaded machine.
+    expect: { poll: { timeout: 15_000 } },
     // Stray console output hides the one line that matters: fail the run on it.
     onConsoleLog: (log) => {
       throw new Error(`unexpected console output in a test: ${log.slice(0, 200)}`);
@@ -46,9 +49,6 @@ export default defineConfig({
           // PostgreSQL, which a parallel build can slow several times over. A hang still ends.
           testTimeout: 120_000,
           hookTimeout: 180_000,
-          // expect.poll's own 1 s default is a wall-clock guess: CI failed on a browser tab whose
-          // closed stream the server noticed a little later than that.
-          expect: { poll: { timeout: 15_000 } },
         },
       },
       // Real `countersign serve` processes (the built dist/) killed, or starved of their database,
