@@ -1,58 +1,56 @@
 /**
- * The two sides of the lifecycle benchmark, shared by `bench:lifecycle` (timed) and
- * `bench:statements` (each SQL statement timed): the engine running the full lifecycle of a local
- * no-op operation, and the floor writing the same rows in the same three transactions by hand.
+ * The two sides of the lifecycle benchmark, shared by `bench:lifecycle` (timed), `bench:statements`
+ * (each SQL statement timed) and `bench:peers` (the same-rows floor): the engine running the full
+ * lifecycle of an approved `invoice.pay` (an external operation: propose → approve + claim → the
+ * command recorded → the payment provider called → the outcome), and the floor writing the same
+ * rows in the same four transactions by hand, reads included.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
-import { type Actor, createEngine, defineOperation } from '../src/index.js';
+import { demoOperations, demoWorld, type DemoWorld } from '../src/demo/demo-world.js';
+import { type Actor, createEngine } from '../src/index.js';
 import { newId } from '../src/engine/ids.js';
 import { AUDIT_COLUMNS, PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import type { SqliteDatabase, SqliteStore } from '../src/store/sqlite/index.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 
-const noop = defineOperation({
-  kind: 'bench.noop',
-  scopeVersion: 1,
-  scope: z.strictObject({
-    tenant: z.string(),
-    operation: z.literal('bench.noop'),
-    target: z.string(),
-    amount_minor: z.number().int(),
-  }),
-  request: z.strictObject({ target: z.string() }),
-  arguments: z.strictObject({ target: z.string(), amount_minor: z.number().int() }),
-  prepare: async (r) => ({
-    arguments: { target: r.target, amount_minor: 24_049 },
-    preview: { title: `No-op on ${r.target}`, amount: 24_049 },
-  }),
-  effect: 'local',
-  execute: async () => ({ ok: true }),
-});
+const ada: Actor = { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] };
 
-const agent: Actor = { id: 'agent:bench', tenant: 'acme', kind: 'agent', roles: [] };
-const ada: Actor = { id: 'user:ada', tenant: 'acme', kind: 'operator', roles: ['approver'] };
-
-/** One lifecycle per call (`i` names its target), and how to close what it opened. */
+/** One lifecycle per call (`i` names its invoice), and how to close what it opened. */
 export interface LifecycleFlow {
   cycle(i: number): Promise<void>;
   close(): Promise<void>;
 }
 
-/** The engine: propose → approve → execute a local no-op → outcome, all audited. */
+/** An open invoice named by `i` in `world`, for one lifecycle to pay. */
+function openInvoice(world: DemoWorld, i: number): string {
+  const id = `inv-l${i}`;
+  world.invoices.add({
+    tenant: 'acme',
+    id,
+    supplierName: 'Northwind Paper Co.',
+    supplierAccount: 'acct-supplier-7',
+    dueMinor: 24_049,
+    currency: 'USD',
+    status: 'open',
+  });
+  return id;
+}
+
+/** The engine: propose → approve + execute `invoice.pay` through the provider stub → outcome, all audited. */
 export async function engineFlow(store: SqliteStore): Promise<LifecycleFlow> {
-  const engine = await createEngine({ store, operations: [noop], limits: BENCH_LIMITS });
+  const world = demoWorld();
+  const engine = await createEngine({ store, operations: demoOperations(world), limits: BENCH_LIMITS });
   return {
     async cycle(i) {
       const p = await engine.proposals.propose({
-        operation: 'bench.noop',
-        request: { target: `t-${i}` },
+        operation: 'invoice.pay',
+        request: { invoice_id: openInvoice(world, i) },
         tenant: 'acme',
-        resource: `t-${i}`,
-        requestedBy: agent.id,
-        runId: 'run-bench',
+        resource: 'invoice:*',
+        requestedBy: 'agent:acme-assistant',
+        runId: `run-${i}`,
       });
-      if (p.kind !== 'proposed') throw new Error('propose failed');
+      if (p.kind !== 'proposed') throw new Error(`propose failed: ${p.kind}`);
       const r = await engine.proposals.approveAndExecute({
         tenant: 'acme',
         proposalId: p.proposal.id,
@@ -72,33 +70,53 @@ type Statement = {
 };
 type Db = { prepare(sql: string): Statement; pragma(s: string): unknown; close(): void };
 
+/** Options of {@link floorFlow}. */
+export interface FloorOptions {
+  /**
+   * Pay each invoice through the same provider stub between the command's transaction and the
+   * outcome's (default true; false where the caller's own flow already paid it, as in bench:peers).
+   */
+  readonly pay?: boolean;
+}
+
 /**
- * The floor: the same rows (same sizes, same id scheme, the proposal's rate counters included) in
- * the same three transactions — propose; claim; outcome — written by hand with prepared statements on `db` (a database the store's
- * migrations made): no parsing, canonicalization, digests, checks or chaining, only the bytes the
- * engine stores. Synchronous, like the statements it runs.
+ * The floor: the rows an approved `invoice.pay` writes (same sizes, same id scheme, the proposal's
+ * rate counters included) in the engine's four transactions, with the reads the engine makes inside
+ * them: propose (proposal, chain head read, `proposed` event, head, rate counters); claim (proposal
+ * read, compare-and-set to executing, attempt, head read, `approved` and `claimed` events, head);
+ * command (attempt's command and lease, head read, `revalidated` and `command` events, head); then the
+ * provider call; outcome (proposal and attempt finished, head read, `outcome` event, head). Written
+ * by hand with prepared statements on `db` (a database the store's migrations made): no parsing,
+ * canonicalization, digests, checks or chaining, only the bytes the engine stores.
  */
-export function floorFlow(database: SqliteDatabase): LifecycleFlow {
+export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}): LifecycleFlow {
   const db = database as unknown as Db;
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  const world = demoWorld();
+  const pay = options.pay ?? true;
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const cols = PROPOSAL_COLUMNS.map(([, c]) => c);
   const insertP = db.prepare(
     `INSERT INTO countersign_proposals (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
   );
-  const audit = db.prepare(
-    `INSERT INTO countersign_audit_events (${AUDIT_COLUMNS.map(([, c]) => c).join(', ')}) VALUES (${AUDIT_COLUMNS.map(() => '?').join(', ')})`,
-  );
+  const auditRow = `(${AUDIT_COLUMNS.map(() => '?').join(', ')})`;
+  const auditInto = `INSERT INTO countersign_audit_events (${AUDIT_COLUMNS.map(([, c]) => c).join(', ')}) VALUES `;
+  const audit1 = db.prepare(`${auditInto}${auditRow}`);
+  const audit2 = db.prepare(`${auditInto}${auditRow}, ${auditRow}`);
+  const readHead = db.prepare('SELECT seq, chain_hash FROM countersign_audit_heads WHERE tenant = ?');
   const head = db.prepare(
     'INSERT INTO countersign_audit_heads (tenant, seq, chain_hash) VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET seq = excluded.seq, chain_hash = excluded.chain_hash',
   );
   const claim = db.prepare(
-    "UPDATE countersign_proposals SET status = 'executing', current_attempt = 1, decided_by = ?, decided_at = ?, approval_kind = 'exact', updated_at = ? WHERE tenant = ? AND id = ? AND status = 'pending'",
+    "UPDATE countersign_proposals SET status = 'executing', decided_by = ?, decided_at = ?, approval_kind = 'exact', grant_id = NULL, current_attempt = 1, updated_at = ? WHERE tenant = ? AND id = ? AND status = 'pending' AND current_attempt = 0",
   );
   const insertA = db.prepare(
     "INSERT INTO countersign_attempts (tenant, id, proposal_id, number, idempotency_key, status, lease_until, command_id, started_at, finished_at) VALUES (?, ?, ?, 1, ?, 'executing', ?, NULL, ?, NULL)",
+  );
+  const command = db.prepare(
+    "UPDATE countersign_attempts SET command_id = ?, lease_until = ? WHERE tenant = ? AND id = ? AND status = 'executing'",
   );
   // The engine counts each proposal in its requester's and its tenant's counter of the second (the
   // rows proposal quotas read), in the proposal's own transaction.
@@ -113,54 +131,70 @@ export function floorFlow(database: SqliteDatabase): LifecycleFlow {
     "UPDATE countersign_attempts SET status = 'completed', finished_at = ? WHERE tenant = ? AND id = ? AND status = 'executing'",
   );
   const hash = () => randomBytes(32).toString('hex');
-  const digests = JSON.stringify({ approved: hash(), proposed: hash(), seen: hash() });
+  const digest = hash();
+  const scopeDigest = hash();
   let seq = 0;
-  const event = (proposalId: string, step: string, attemptId: string | null) => {
+  const event = (
+    proposalId: string,
+    runId: string,
+    step: string,
+    actor: string,
+    attemptId: string | null,
+    digests: string,
+    commandId: string | null,
+    detail: string,
+  ): unknown[] => {
     seq++;
-    const chain = hash();
-    audit.run(
+    const reason = step === 'approved' ? 'approved' : null;
+    return [
       'acme',
       seq,
       newId('evt'),
       proposalId,
       attemptId,
-      'run-bench',
+      runId,
       step,
-      'user:ada',
-      step === 'approved' ? 'approved' : null,
+      actor,
+      reason,
       digests,
-      null,
-      '{"attempt":1}',
+      commandId,
+      detail,
       Date.now(),
       hash(),
-      chain,
+      hash(),
       null,
-    );
-    head.run('acme', seq, chain);
+    ];
   };
-  const cycle = (i: number): void => {
+  const toHead = () => {
+    readHead.get('acme');
+    return seq;
+  };
+  const cycle = async (i: number): Promise<void> => {
     const id = newId('prp');
+    const runId = `run-${i}`;
+    const invoiceId = `inv-f${i}`;
+    const args = `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}"}`;
     const now = Date.now();
     begin.run();
     insertP.run(
       'acme',
       id,
       3,
-      'run-bench',
+      runId,
       null,
-      `t-${i}`,
-      'agent:bench',
+      `invoice:${invoiceId}`,
+      'agent:acme-assistant',
       null,
-      null,
-      'bench.noop',
+      '{"required":1,"roles":[]}',
+      'invoice.pay',
       1,
       1,
-      `{"target":"t-${i}"}`,
-      `{"amount_minor":24049,"target":"t-${i}"}`,
-      `{"amount_minor":24049,"operation":"bench.noop","target":"t-${i}","tenant":"acme"}`,
-      hash(),
-      `{"amount":24049,"title":"No-op on t-${i}"}`,
-      hash(),
+      `{"invoice_id":"${invoiceId}"}`,
+      args,
+      `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","operation":"invoice.pay","tenant":"acme"}`,
+      scopeDigest,
+      `{"amount":{"currency":"USD","display":"240.49 USD","minor":24049},"destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","supplier":"Northwind Paper Co.","title":"Pay Northwind Paper Co. 240.49 USD"}`,
+      digest,
       null,
       'pending',
       now,
@@ -176,29 +210,110 @@ export function floorFlow(database: SqliteDatabase): LifecycleFlow {
       null,
       now,
     );
-    event(id, 'proposed', null);
+    toHead();
+    audit1.run(
+      ...event(
+        id,
+        runId,
+        'proposed',
+        'agent:acme-assistant',
+        null,
+        `{"proposed":"${digest}"}`,
+        null,
+        `{"operation":"invoice.pay","scopeVersion":1,"viewVersion":1,"scopeDigest":"${scopeDigest}"}`,
+      ),
+    );
+    head.run('acme', seq, hash());
     const second = Math.floor(now / 1000);
-    rate.all('acme', 'agent:bench', second, 'acme', second);
+    rate.all('acme', 'agent:acme-assistant', second, 'acme', second);
     commit.run();
+
     begin.run();
     read.get('acme', id);
-    claim.run('user:ada', now, now, 'acme', id);
+    claim.run(ada.id, now, now, 'acme', id);
     const attemptId = newId('att');
     insertA.run('acme', attemptId, id, `${id}.1`, now + 300_000, now);
-    event(id, 'approved', null);
-    event(id, 'claimed', attemptId);
+    toHead();
+    audit2.run(
+      ...event(
+        id,
+        runId,
+        'approved',
+        ada.id,
+        null,
+        `{"proposed":"${digest}","seen":"${digest}","approved":"${digest}"}`,
+        null,
+        '{}',
+      ),
+      ...event(id, runId, 'claimed', ada.id, attemptId, `{"approved":"${digest}"}`, null, '{"attempt":1}'),
+    );
+    head.run('acme', seq, hash());
     commit.run();
+
+    const commandId = newId('cmd');
     begin.run();
-    read.get('acme', id);
-    finish.run('{"kind":"succeeded","result":{"ok":true}}', now, 'acme', id);
+    command.run(commandId, now + 300_000, 'acme', attemptId);
+    toHead();
+    audit2.run(
+      ...event(
+        id,
+        runId,
+        'revalidated',
+        'system:executor',
+        attemptId,
+        `{"approved":"${digest}"}`,
+        null,
+        '{}',
+      ),
+      ...event(
+        id,
+        runId,
+        'command',
+        'system:executor',
+        attemptId,
+        `{"approved":"${digest}","requested":"${scopeDigest}"}`,
+        commandId,
+        `{"approvedScope":"${scopeDigest}"}`,
+      ),
+    );
+    head.run('acme', seq, hash());
+    commit.run();
+
+    let paymentId = `pay_f${i}`;
+    if (pay) {
+      const payment = await world.provider.pay(
+        {
+          destination_account_id: 'acct-supplier-7',
+          amount_minor: 24_049,
+          currency: 'USD',
+          reference: invoiceId,
+        },
+        { idempotencyKey: `${id}.1` },
+      );
+      paymentId = payment.paymentId;
+    }
+
+    begin.run();
+    finish.run(`{"kind":"succeeded","result":{"payment_id":"${paymentId}"}}`, now, 'acme', id);
     finishA.run(now, 'acme', attemptId);
-    event(id, 'outcome', attemptId);
+    toHead();
+    audit1.run(
+      ...event(
+        id,
+        runId,
+        'outcome',
+        'system:executor',
+        attemptId,
+        `{"approved":"${digest}"}`,
+        null,
+        '{"outcome":"succeeded"}',
+      ),
+    );
+    head.run('acme', seq, hash());
     commit.run();
   };
   return {
-    async cycle(i) {
-      cycle(i);
-    },
+    cycle,
     async close() {
       db.close();
     },

@@ -4,6 +4,7 @@ import type { StepTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { contractOf, type VerifiedParts } from './execution-contract.js';
 import { idempotencyKeyOf, newId } from './ids.js';
+import { leaseClock } from './attempt-lease.js';
 
 /** Who claims, and on what authority: a human's approval (or the one completing a quorum), or a grant. */
 export interface ClaimApproval {
@@ -52,6 +53,8 @@ export async function claim(
   const byEditor = approval.byEditor === true;
   const { now } = t;
   const attemptNumber = record.currentAttempt + 1;
+  // Read before the lease is written, so its age is never underestimated (see leaseMayHaveLapsed).
+  const lease = leaseClock(ctx);
   const applied = await t.tx.updateProposal(
     record.tenant,
     record.id,
@@ -118,8 +121,22 @@ export async function claim(
     digests: { approved: record.digest },
     detail: { attempt: attemptNumber },
   });
+  // The row exactly as the compare-and-set above left it.
+  const claimed: ProposalRecord = {
+    ...record,
+    status: 'executing',
+    decidedBy: actor,
+    decidedAt: now,
+    approvalKind,
+    grantId,
+    currentAttempt: attemptNumber,
+    updatedAt: now,
+  };
   return {
     kind: 'claimed',
-    contract: contractOf(record, { id: attemptId, number: attemptNumber, idempotencyKey }, verified),
+    contract: contractOf(record, { id: attemptId, number: attemptNumber, idempotencyKey }, verified, {
+      record: claimed,
+      lease,
+    }),
   };
 }

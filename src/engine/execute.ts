@@ -11,7 +11,7 @@ import type {
 } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ProposalRecord } from '../store/records.js';
-import { type ExecutionContract, verifiedArgumentsOf } from './execution-contract.js';
+import { claimedRecordOf, type ExecutionContract, verifiedArgumentsOf } from './execution-contract.js';
 import { inTransaction } from './audit-step.js';
 import type { EngineContext } from './engine-context.js';
 import { CorruptAuditChainError, StoreUnavailableError } from '../store/store-errors.js';
@@ -319,7 +319,15 @@ async function executeLocal(execution: Execution, attempt: AttemptHandle): Promi
 
 async function executeExternal(execution: Execution, progress: Progress): Promise<Outcome> {
   const { ctx, operation, contract } = execution;
-  const record = await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
+  // A contract this process has just claimed starts from the row its claim wrote: reading it back
+  // would prove nothing more, since the command's compare-and-set on the attempt is the fence (a
+  // sweep that took the attempt over fails it) and a row could change after any read as well.
+  // Once the lease may have lapsed (a pause after the claim), the row is read again.
+  const claimed = claimedRecordOf(contract);
+  const record =
+    claimed !== undefined && !leaseMayHaveLapsed(ctx, claimed.lease)
+      ? claimed.record
+      : await ctx.store.read((tx) => tx.getProposal(contract.tenant, contract.proposalId));
   const ready = readiness(record, contract, operation);
   if (ready.kind === 'stored') return ready.outcome;
   if (ready.kind === 'corrupt') return finish({ ctx, record: record!, contract }, { outcome: ready.outcome });

@@ -2,6 +2,7 @@ import { shortHash } from '../canonical/digest.js';
 import { type DeepReadonly, freeze } from '../canonical/freeze.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { ProposalRecord } from '../store/records.js';
+import type { LeaseClock } from './attempt-lease.js';
 import type { ContractOf } from './operation-types.js';
 
 /**
@@ -45,6 +46,21 @@ export function verifiedArgumentsOf(contract: ExecutionContract): string | undef
   return verifiedContracts.get(contract);
 }
 
+/** The proposal row as a claim in this process wrote it, and when that claim's lease began. */
+export interface ClaimedRecord {
+  readonly record: ProposalRecord;
+  readonly lease: LeaseClock;
+}
+
+// The contracts this process claimed, with the row as the claim's compare-and-set left it: an
+// external execution starts from it instead of reading back the row its own claim just wrote.
+const claimedRecords = new WeakMap<ExecutionContract, ClaimedRecord>();
+
+/** The row a contract's claim wrote in this process (see {@link contractOf}), else undefined. */
+export function claimedRecordOf(contract: ExecutionContract): ClaimedRecord | undefined {
+  return claimedRecords.get(contract);
+}
+
 /** One attempt of a proposal: its id, its number and the idempotency key derived from both. */
 export interface AttemptIdentity {
   readonly id: string;
@@ -52,11 +68,15 @@ export interface AttemptIdentity {
   readonly idempotencyKey: string;
 }
 
-/** The execution contract of one attempt: exactly the stored, frozen arguments. */
+/**
+ * The execution contract of one attempt: exactly the stored, frozen arguments. `claimed` is the
+ * row as this process's claim wrote it (the claim's own compare-and-set), kept for the execution.
+ */
 export function contractOf(
   record: ProposalRecord,
   attempt: AttemptIdentity,
   verified?: VerifiedParts,
+  claimed?: ClaimedRecord,
 ): ExecutionContract {
   const contract: ExecutionContract = Object.freeze({
     tenant: record.tenant,
@@ -74,5 +94,6 @@ export function contractOf(
     scope: verified ? verified.scope : freeze<unknown>(parseStoredJson(record.scopeJson)),
   });
   if (verified) verifiedContracts.set(contract, record.argumentsJson);
+  if (claimed) claimedRecords.set(contract, claimed);
   return contract;
 }
