@@ -14,7 +14,7 @@ import type { SlackUserLink } from '../../store/sql-slack.js';
 import type { AppEnv } from '../app-env.js';
 import { unauthenticated } from '../auth/authenticate.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
-import { MAX_FORM_BYTES, readJsonBody } from '../read-body.js';
+import { readJsonBody } from '../read-body.js';
 import type { SlackOperators } from './slack-operators.js';
 import type { SlackRequestVerifier } from './slack-signature.js';
 
@@ -42,6 +42,12 @@ export type SlackRefusalReason = DenialReason | 'slack_user_unmapped';
 export type SlackClick =
   | { readonly kind: 'approved' | 'awaiting_approvals' | 'declined' }
   | { readonly kind: 'refused'; readonly reason: SlackRefusalReason; readonly message: string };
+
+/**
+ * Largest interaction body read: Slack sends the whole message with each click, and a card of
+ * forty full fields, form-encoded, is larger than a console form may be.
+ */
+export const MAX_SLACK_BODY_BYTES = 1024 * 1024;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -131,8 +137,8 @@ export function slackInteractionRoutes(deps: {
   const { engine, slack, logger } = deps;
   const routes = new Hono<AppEnv>();
   routes.post('/integrations/slack/interactions', async (c) => {
-    const body = await readBoundedBody(c.req.raw, MAX_FORM_BYTES);
-    if (body.kind === 'too_large') throw bodyTooLarge(MAX_FORM_BYTES);
+    const body = await readBoundedBody(c.req.raw, MAX_SLACK_BODY_BYTES);
+    if (body.kind === 'too_large') return bodyTooLarge(MAX_SLACK_BODY_BYTES).toResponse();
     if (body.kind !== 'read') throw new HttpProblem(400, 'invalid_form', 'the request body was cut off');
     const verified = slack.verifier.verify(
       {
