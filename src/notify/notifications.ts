@@ -193,8 +193,8 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
   const longest = Math.max(
     config.webhook?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     config.email?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
-    // A Slack delivery makes up to three calls (post, then a catch-up update).
-    3 * (config.slack?.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS),
+    // A Slack delivery makes up to two calls in a row (the post, then a catch-up update).
+    2 * (config.slack?.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS),
   );
   return {
     channels,

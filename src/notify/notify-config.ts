@@ -60,7 +60,7 @@ export interface SlackConfig {
   readonly channel: string;
   /** The Web API's base URL (default `https://slack.com/api/`; tests point it at a fake). */
   readonly apiUrl?: string;
-  /** A Web API call taking longer fails (and is retried). Default 10 s. */
+  /** A Web API call taking longer fails (and is retried). Default 5 s. */
   readonly timeoutMs?: number;
 }
 
