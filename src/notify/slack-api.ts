@@ -1,9 +1,9 @@
-import { ErrorCode, LogLevel, WebClient } from '@slack/web-api';
+import { type ChatUpdateArguments, ErrorCode, LogLevel, WebClient } from '@slack/web-api';
 import { type DeliveryError, networkFailure } from './delivery-error.js';
 import type { ResolvedSlack } from './notify-config.js';
 
-/** A Block Kit block as countersign writes it (plain JSON; see `slackCard`). */
-export type SlackBlock = Readonly<Record<string, unknown>>;
+/** A Block Kit block, as `@slack/web-api` types it (see `slackCard`). */
+export type SlackBlock = Extract<ChatUpdateArguments, { blocks: unknown }>['blocks'][number];
 
 /** A message's content: the notification text (shown where blocks are not) and its blocks. */
 export interface SlackMessageContent {
@@ -108,7 +108,7 @@ export function slackApi(config: Pick<ResolvedSlack, 'botToken' | 'apiUrl' | 'ti
         const answer = await client.chat.postMessage({
           channel: m.channel,
           text: m.text,
-          blocks: m.blocks as never,
+          blocks: [...m.blocks],
           unfurl_links: false,
           unfurl_media: false,
         });
@@ -120,7 +120,7 @@ export function slackApi(config: Pick<ResolvedSlack, 'botToken' | 'apiUrl' | 'ti
       }),
     update: (m) =>
       call(async () => {
-        await client.chat.update({ channel: m.channel, ts: m.ts, text: m.text, blocks: m.blocks as never });
+        await client.chat.update({ channel: m.channel, ts: m.ts, text: m.text, blocks: [...m.blocks] });
         return null;
       }),
     postEphemeral: (m) =>

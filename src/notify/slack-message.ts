@@ -42,7 +42,7 @@ function label(field: string): string {
 
 // Model-produced text goes out as plain_text only: Slack shows it as typed, so a title cannot
 // mention @channel, link elsewhere or fake formatting.
-const plain = (text: string) => ({ type: 'plain_text', text, emoji: false });
+const plain = (text: string) => ({ type: 'plain_text' as const, text, emoji: false });
 
 /**
  * The preview's fields as the card lists them: the high-impact ones first (amount, destination,
@@ -166,7 +166,7 @@ export function slackCard(input: {
     digest: data.digest,
   } satisfies SlackButtonValue);
   const open = {
-    type: 'button',
+    type: 'button' as const,
     action_id: SLACK_ACTIONS.open,
     text: plain('Open in console'),
     url: link,

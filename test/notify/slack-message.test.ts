@@ -60,7 +60,7 @@ function render(preview = PREVIEW, state = PENDING, operation: AnyOperation | un
 }
 
 function elements(card: ReturnType<typeof render>) {
-  const actions = card.blocks.find((b) => b['type'] === 'actions')!;
+  const actions = card.blocks.find((b) => b.type === 'actions') as unknown as Record<string, unknown>;
   return actions['elements'] as { action_id: string; value?: string; url?: string; style?: string }[];
 }
 
@@ -105,7 +105,7 @@ describe('the Slack card of a proposal', () => {
     const card = render({ ...PREVIEW, title: '<!channel> *urgent* <https://evil.test|pay now>' });
     const json = JSON.stringify(card.blocks);
     expect(json).not.toContain('mrkdwn');
-    expect(card.blocks[0]!['text']).toEqual({
+    expect((card.blocks[0] as unknown as Record<string, unknown>)['text']).toEqual({
       type: 'plain_text',
       text: '<!channel> *urgent* <https://evil.test|pay now>',
       emoji: false,
