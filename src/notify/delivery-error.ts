@@ -7,13 +7,16 @@
  * - `network_error`: another network failure
  * - `invalid_response`: the receiver's answer was not valid HTTP or SMTP
  * - `auth_failed`: the mail server refused the credentials
+ * - `slack_error`: Slack's Web API answered `{ ok: false, error }` (its error code follows:
+ *   `slack_error channel_not_found`)
  * - `no_recipients`: no approver of the tenant to email
  * - `channel_not_configured`: no sender for the delivery's channel
  * - `sender_failed`: the sender threw (its error is logged, not stored)
  */
 export type DeliveryError =
   | { readonly code: StatusCode; readonly status: number }
-  | { readonly code: Exclude<DeliveryErrorCode, StatusCode> };
+  | { readonly code: 'slack_error'; readonly slackError: string }
+  | { readonly code: Exclude<DeliveryErrorCode, StatusCode | 'slack_error'> };
 
 const DELIVERY_ERROR_CODES = [
   'http_status',
@@ -26,6 +29,7 @@ const DELIVERY_ERROR_CODES = [
   'network_error',
   'invalid_response',
   'auth_failed',
+  'slack_error',
   'no_recipients',
   'channel_not_configured',
   'sender_failed',
@@ -50,6 +54,13 @@ const CODES: ReadonlySet<string> = new Set<DeliveryErrorCode>(DELIVERY_ERROR_COD
 export function deliveryErrorText(error: DeliveryError): string {
   const code: unknown = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string' || !CODES.has(code)) return 'sender_failed';
+  if (code === 'slack_error') {
+    // Slack's error codes are short snake_case words (`not_in_channel`); anything else is left out.
+    const slackError: unknown = (error as { slackError?: unknown }).slackError;
+    return typeof slackError === 'string' && /^[a-z0-9_]{1,64}$/.test(slackError)
+      ? `slack_error ${slackError}`
+      : code;
+  }
   if (code !== 'http_status' && code !== 'smtp_status') return code;
   const status: unknown = (error as { status?: unknown }).status;
   return Number.isSafeInteger(status) && (status as number) >= 100 && (status as number) <= 999

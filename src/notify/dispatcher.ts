@@ -98,7 +98,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       return {
         status: 'skipped',
         nextAt: at,
-        lastError: sent.reason === 'not_pending' ? 'not_pending' : null,
+        lastError: sent.reason === 'not_pending' || sent.reason === 'no_message' ? sent.reason : null,
         at,
       };
     const next = nextAttemptAt(retry, delivery.attempts + 1, delivery.retryFrom, at, random());

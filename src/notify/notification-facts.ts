@@ -74,14 +74,23 @@ function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
 const DESTINATION = /destination|recipient/i;
 const MAX_TEXT = 200;
 
-function oneLine(text: string): string {
+function flat(text: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: replacing control characters is the point.
-  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
-  return flat.length > MAX_TEXT ? `${flat.slice(0, MAX_TEXT - 1)}…` : flat;
+  return text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
 }
 
-function textOf(value: unknown): string {
-  if (typeof value === 'string') return oneLine(value);
+function oneLine(text: string): string {
+  const line = flat(text);
+  return line.length > MAX_TEXT ? `${line.slice(0, MAX_TEXT - 1)}…` : line;
+}
+
+/**
+ * A preview value as one line of full-precision text, never shortened: money as `12,500.00 USD`,
+ * a list of strings joined by commas, anything else as canonical JSON. Control characters become
+ * spaces. (The email's lines are this, cut at 200 characters.)
+ */
+export function fieldText(value: unknown): string {
+  if (typeof value === 'string') return flat(value);
   if (
     isRecord(value) &&
     Number.isSafeInteger(value['minor']) &&
@@ -90,10 +99,12 @@ function textOf(value: unknown): string {
   )
     return formatMoney(value['minor'] as number, value['currency']);
   const list = strings(value);
-  if (list) return oneLine(list.join(', '));
-  return oneLine(
-    typeof value === 'number' || typeof value === 'boolean' ? String(value) : canonicalize(value),
-  );
+  if (list) return flat(list.join(', '));
+  return flat(typeof value === 'number' || typeof value === 'boolean' ? String(value) : canonicalize(value));
+}
+
+function textOf(value: unknown): string {
+  return oneLine(fieldText(value));
 }
 
 /**

@@ -10,6 +10,11 @@ import { type EmailContext, emailSender } from './email-sender.js';
 import type { ResolvedNotifications } from './notify-config.js';
 import { notificationOutbox } from './outbox-writer.js';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, webhookSender } from './webhook-sender.js';
+import type { Proposal } from '../engine/proposal.js';
+import { DEFAULT_SLACK_TIMEOUT_MS, type SlackApi, slackApi } from './slack-api.js';
+import type { SlackChannelChooser } from './slack-channel.js';
+import type { SlackCardState } from './slack-message.js';
+import { type SlackCards, slackSender } from './slack-sender.js';
 
 /** The two halves of notifications: the writer the engine runs in each step, and the dispatcher. */
 export interface Notifications {
@@ -18,6 +23,18 @@ export interface Notifications {
   readonly writer: StepWriter;
   /** Start it once the store is open; stop it before the store closes. */
   readonly dispatcher: Dispatcher;
+  /** With Slack configured: its Web API and the cards, for the interaction route (`createCountersignApp({ slack })`). */
+  readonly slack?: { readonly api: SlackApi; readonly cards: SlackCards };
+}
+
+/** Where a proposal stands, as its Slack card shows it. */
+export function slackCardState(proposal: Proposal): SlackCardState {
+  return {
+    status: proposal.status,
+    required: proposal.approvals.required,
+    approvers: proposal.approvals.given.map((g) => g.by),
+    decidedBy: proposal.decidedBy,
+  };
 }
 
 /** What notifications need from the server. */
@@ -35,6 +52,15 @@ export interface NotificationDeps {
    * of its policy's roles.
    */
   readonly mayApprove?: (actor: Actor, proposalId: string) => Promise<boolean>;
+  /**
+   * A proposal as it stands now (`engine.proposals.get`): Slack cards show where it stands. Without
+   * it, Slack posts nothing (every delivery is skipped `not_pending`).
+   */
+  readonly proposal?: (tenant: string, proposalId: string) => Promise<Proposal | undefined>;
+  /** Chooses a new proposal's Slack channel (default `slackChannelFor`: the configured channel). */
+  readonly slackChannelFor?: SlackChannelChooser;
+  /** The Slack Web API to call (default: `slackApi(config.slack)`). */
+  readonly slackApi?: SlackApi;
   readonly logger?: Logger;
   /** Default: twice the longest channel timeout and 5 s more. */
   readonly leaseMs?: number;
@@ -144,14 +170,35 @@ export function createNotifications(config: ResolvedNotifications, deps: Notific
         (await deps.store.read((r) => r.getProposal(tenant, id)))?.status === 'pending',
     });
   }
+  const sealed = deps.sealKey !== undefined ? { sealKey: deps.sealKey } : {};
+  let slack: Notifications['slack'];
+  if (config.slack) {
+    const api = deps.slackApi ?? slackApi(config.slack);
+    const cards = slackSender(api, {
+      store: deps.store,
+      operations: deps.operations,
+      publicUrl: deps.publicUrl,
+      channel: config.slack.channel,
+      state: async (tenant, id) => {
+        const proposal = await deps.proposal?.(tenant, id);
+        return proposal ? slackCardState(proposal) : undefined;
+      },
+      ...(deps.slackChannelFor ? { channelFor: deps.slackChannelFor } : {}),
+      ...sealed,
+    });
+    senders.slack = cards;
+    slack = { api, cards };
+  }
   const channels = Object.keys(senders) as NotificationChannel[];
   const longest = Math.max(
     config.webhook?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
     config.email?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+    // A Slack delivery makes up to two calls in a row (the post, then a catch-up update).
+    2 * (config.slack?.timeoutMs ?? DEFAULT_SLACK_TIMEOUT_MS),
   );
-  const sealed = deps.sealKey !== undefined ? { sealKey: deps.sealKey } : {};
   return {
     channels,
+    ...(slack ? { slack } : {}),
     writer: notificationOutbox({ channels, operations: deps.operations, ...sealed }),
     dispatcher: createDispatcher({
       store: deps.store,

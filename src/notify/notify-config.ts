@@ -11,6 +11,7 @@ import { webhookKey } from './webhook-signature.js';
  * notifications: {
  *   webhook: { url: 'https://hooks.example.com/countersign', secret: process.env.WEBHOOK_SECRET },
  *   email: { smtpUrl: 'smtp://mail.example.com:587', from: 'Approvals <approvals@example.com>' },
+ *   slack: { botToken: process.env.SLACK_BOT_TOKEN, signingSecret: process.env.SLACK_SIGNING_SECRET, channel: 'C0123APPROVALS' },
  *   retry: { delaysMs: [1000, 5000, 30000], thenEveryMs: 3600000, budgetMs: 86400000 },
  *   retainDays: 90,
  * }
@@ -32,6 +33,11 @@ export interface NotificationsConfig {
     /** Default 10 s. */
     readonly timeoutMs?: number;
   };
+  /**
+   * Slack approvals: each new proposal posted to a channel as a card with Approve, Decline and
+   * Open in console, updated in place as it is decided (see docs/server.md, "Approving from Slack").
+   */
+  readonly slack?: SlackConfig;
   /** The retry schedule (default 1 s, 5 s, 30 s, 2 min, 10 min, 1 h, then hourly for 24 h). */
   readonly retry?: Partial<RetrySchedule>;
   /**
@@ -41,10 +47,33 @@ export interface NotificationsConfig {
   readonly retainDays?: number | false;
 }
 
+/** Slack's own Web API, the default `apiUrl`. */
+export const SLACK_API_URL = 'https://slack.com/api/';
+
+/** The Slack app countersign posts as and receives clicks for (`notifications.slack`). */
+export interface SlackConfig {
+  /** The bot token, `xoxb-…` (scopes chat:write, users:read, users:read.email). Never logged. */
+  readonly botToken: string;
+  /** The app's signing secret: every interaction is verified with it. Never logged. */
+  readonly signingSecret: string;
+  /** The channel of proposals no route names (an id like `C0123ABC`, or `#approvals`). */
+  readonly channel: string;
+  /** The Web API's base URL (default `https://slack.com/api/`; tests point it at a fake). */
+  readonly apiUrl?: string;
+  /** A Web API call taking longer fails (and is retried). Default 5 s. */
+  readonly timeoutMs?: number;
+}
+
+/** A checked Slack config: the API URL filled in (ending in `/`). */
+export interface ResolvedSlack extends SlackConfig {
+  readonly apiUrl: string;
+}
+
 /** A checked notifications config: the retry schedule filled in. */
 export interface ResolvedNotifications {
   readonly webhook?: NonNullable<NotificationsConfig['webhook']>;
   readonly email?: NonNullable<NotificationsConfig['email']>;
+  readonly slack?: ResolvedSlack;
   readonly retry: RetrySchedule;
   /** How long finished deliveries are kept, in ms (`false`: forever). */
   readonly retainMs: number | false;
@@ -98,6 +127,10 @@ export interface FieldNames {
   readonly webhookSecret: string;
   readonly smtpUrl: string;
   readonly mailFrom: string;
+  readonly slackBotToken?: string;
+  readonly slackSigningSecret?: string;
+  readonly slackChannel?: string;
+  readonly slackApiUrl?: string;
 }
 
 const CONFIG_FIELDS: FieldNames = {
@@ -106,6 +139,32 @@ const CONFIG_FIELDS: FieldNames = {
   smtpUrl: 'notifications.email.smtpUrl',
   mailFrom: 'notifications.email.from',
 };
+
+function checkSlack(slack: unknown, names: FieldNames): ResolvedSlack {
+  if (!isRecord(slack)) throw new ConfigurationError('notifications.slack: must be an object');
+  const tokenField = names.slackBotToken ?? 'notifications.slack.botToken';
+  const botToken = text(slack['botToken'], tokenField);
+  // Only the shape is named, never the value: the token must not reach a log or a terminal.
+  if (!/^xox[a-z]-[\w-]+$/.test(botToken))
+    throw new ConfigurationError(`${tokenField}: must be a Slack bot token (xoxb-…)`);
+  const signingSecret = text(
+    slack['signingSecret'],
+    names.slackSigningSecret ?? 'notifications.slack.signingSecret',
+  );
+  const channel = text(slack['channel'], names.slackChannel ?? 'notifications.slack.channel');
+  const apiUrl =
+    slack['apiUrl'] === undefined
+      ? SLACK_API_URL
+      : url(slack['apiUrl'], names.slackApiUrl ?? 'notifications.slack.apiUrl', ['http:', 'https:']);
+  const timeoutMs = timeout(slack['timeoutMs'], 'notifications.slack.timeoutMs');
+  return {
+    botToken,
+    signingSecret,
+    channel,
+    apiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/`,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
+}
 
 /**
  * Checks a notifications config; every problem is a {@link ConfigurationError} naming the field
@@ -139,9 +198,11 @@ export function checkNotifications(value: unknown, names: FieldNames = CONFIG_FI
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     };
   }
+  const slack = value['slack'] === undefined ? undefined : checkSlack(value['slack'], names);
   return {
     ...(resolvedWebhook ? { webhook: resolvedWebhook } : {}),
     ...(resolvedEmail ? { email: resolvedEmail } : {}),
+    ...(slack ? { slack } : {}),
     retry: retrySchedule(value['retry']),
     retainMs: retainMsOf(value['retainDays']),
   };
@@ -159,7 +220,10 @@ export interface NotificationFlags {
  * Notifications from a config file's `notifications`, overridden part by part by the flags
  * (`--webhook URL --webhook-secret whsec_…`, `--smtp URL --mail-from ADDRESS`) or their variables
  * (`COUNTERSIGN_WEBHOOK_URL`, `COUNTERSIGN_WEBHOOK_SECRET`, `COUNTERSIGN_SMTP_URL`,
- * `COUNTERSIGN_MAIL_FROM`). Undefined when nothing is configured.
+ * `COUNTERSIGN_MAIL_FROM`), and Slack by `COUNTERSIGN_SLACK_BOT_TOKEN`,
+ * `COUNTERSIGN_SLACK_SIGNING_SECRET`, `COUNTERSIGN_SLACK_CHANNEL` and `COUNTERSIGN_SLACK_API_URL`
+ * (no flags: a secret on the command line is visible to every user of the machine). Undefined
+ * when nothing is configured.
  */
 export function resolveNotifications(input: {
   readonly config?: unknown;
@@ -206,11 +270,39 @@ export function resolveNotifications(input: {
       ...(smtp ? { smtpUrl: smtp.value } : {}),
       ...(from ? { from: from.value } : {}),
     };
-  if (merged['webhook'] === undefined && merged['email'] === undefined) return undefined;
+  const slackVars = {
+    botToken: pick(undefined, '', 'COUNTERSIGN_SLACK_BOT_TOKEN'),
+    signingSecret: pick(undefined, '', 'COUNTERSIGN_SLACK_SIGNING_SECRET'),
+    channel: pick(undefined, '', 'COUNTERSIGN_SLACK_CHANNEL'),
+    apiUrl: pick(undefined, '', 'COUNTERSIGN_SLACK_API_URL'),
+  };
+  const configSlack = isRecord(base['slack']) ? base['slack'] : undefined;
+  const slackGiven = Object.entries(slackVars).filter(([, v]) => v !== undefined);
+  if (slackGiven.length > 0) {
+    for (const [key, variable] of [
+      ['botToken', 'COUNTERSIGN_SLACK_BOT_TOKEN'],
+      ['signingSecret', 'COUNTERSIGN_SLACK_SIGNING_SECRET'],
+      ['channel', 'COUNTERSIGN_SLACK_CHANNEL'],
+    ] as const)
+      if (!slackVars[key] && configSlack?.[key] === undefined)
+        throw new ConfigurationError(
+          `${slackGiven[0]![1]!.name} needs ${variable} (or notifications.slack.${key})`,
+        );
+    merged['slack'] = {
+      ...configSlack,
+      ...Object.fromEntries(slackGiven.map(([k, v]) => [k, v!.value])),
+    };
+  }
+  if (merged['webhook'] === undefined && merged['email'] === undefined && merged['slack'] === undefined)
+    return undefined;
   return checkNotifications(merged, {
     webhookUrl: hookUrl?.name ?? CONFIG_FIELDS.webhookUrl,
     webhookSecret: hookSecret?.name ?? CONFIG_FIELDS.webhookSecret,
     smtpUrl: smtp?.name ?? CONFIG_FIELDS.smtpUrl,
     mailFrom: from?.name ?? CONFIG_FIELDS.mailFrom,
+    ...(slackVars.botToken ? { slackBotToken: slackVars.botToken.name } : {}),
+    ...(slackVars.signingSecret ? { slackSigningSecret: slackVars.signingSecret.name } : {}),
+    ...(slackVars.channel ? { slackChannel: slackVars.channel.name } : {}),
+    ...(slackVars.apiUrl ? { slackApiUrl: slackVars.apiUrl.name } : {}),
   });
 }

@@ -175,6 +175,12 @@ export interface OperationDefinition<
   readonly shadow?: boolean;
   /** How long a proposal stays approvable: `30m`, `2h`, `1d`, or milliseconds. */
   readonly expiresIn?: string | number;
+  /**
+   * Whether a chat message (Slack) may carry Approve and Decline buttons for this operation's
+   * proposals (default true). `false` when its preview cannot be shown whole in a message (a long
+   * document, many recipients): its card then offers only "Open in console".
+   */
+  readonly chatApproval?: boolean;
   /** What the model may say. Strict: unknown keys are an error the model can correct. */
   readonly request?: RequestSchema;
   /** What execution needs, built by the application. */
@@ -269,6 +275,8 @@ export interface Operation<
   readonly impact: 'high' | 'low';
   readonly shadow: boolean;
   readonly expiresInMs: number;
+  /** See {@link OperationDefinition.chatApproval}. */
+  readonly chatApproval: boolean;
   readonly request: z.ZodType<Request> | undefined;
   readonly arguments: z.ZodType<Args> | undefined;
   readonly editable: readonly string[];
@@ -451,6 +459,7 @@ export function defineOperation<
     impact: d.impact ?? 'high',
     shadow: d.shadow ?? false,
     expiresInMs: parseDuration(d.expiresIn ?? '30m'),
+    chatApproval: d.chatApproval ?? true,
     request: d.request as z.ZodType<z.output<RequestSchema>> | undefined,
     arguments: d.arguments as z.ZodType<Args> | undefined,
     editable: Object.freeze([...(d.editable ?? [])]),

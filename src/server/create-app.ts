@@ -19,6 +19,7 @@ import { errorHandler, notFoundHandler } from './handle-error.js';
 import { HttpProblem } from '../http/http-problem.js';
 import { probeReadiness, type ReadinessReport } from './readiness.js';
 import { REQUEST_DEADLINE_MS, requestDeadline } from './request-deadline.js';
+import { type SlackApprovals, slackInteractionRoutes, slackUserRoutes } from './slack/slack-routes.js';
 
 /** What an MCP (or any other) extension is handed to mount its own routes. */
 export interface AppExtensionContext {
@@ -73,6 +74,11 @@ export interface CountersignAppOptions {
    * above the store's statement timeout). Live event streams and `/mcp` are not limited.
    */
   readonly requestDeadlineMs?: number;
+  /**
+   * Slack approvals: `POST /integrations/slack/interactions` (verified with Slack's request
+   * signing, never a session or token) and the admins' `/api/v1/slack/users` links.
+   */
+  readonly slack?: SlackApprovals;
 }
 
 /**
@@ -170,8 +176,13 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     });
   }
 
+  // Before authentication: Slack proves itself by signing the request, not with a session or token.
+  if (options.slack)
+    app.route('/', slackInteractionRoutes({ engine: options.engine, slack: options.slack, logger }));
   const auth = authenticate(options.directory, publicUrl);
   app.use('*', (c, next) => (c.req.path.startsWith('/assets/') ? next() : auth(c, next)));
+  if (options.slack)
+    app.route('/api/v1/slack/users', slackUserRoutes({ operators: options.slack.operators, publicUrl }));
   app.route(
     '/api/v1',
     apiRoutes({

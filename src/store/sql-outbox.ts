@@ -3,7 +3,7 @@ import { sql, valuesStatement } from '../sql/sql.js';
 import type { StoreCapabilities, StoreTransaction } from './store.js';
 
 /** Where a notification can go. */
-export type NotificationChannel = 'webhook' | 'email';
+export type NotificationChannel = 'webhook' | 'email' | 'slack';
 
 /**
  * Where one delivery is: waiting (or being tried), delivered, skipped (nothing to send any more),

@@ -384,6 +384,8 @@ describe('service endpoints', () => {
       '/api/v1/proposals/{id}/decline',
       '/api/v1/proposals/{id}/edit',
       '/api/v1/proposals/{id}/reconcile',
+      '/api/v1/slack/users',
+      '/api/v1/slack/users/{slackUser}',
       '/healthz',
       '/readyz',
     ]);

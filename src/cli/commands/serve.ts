@@ -15,6 +15,8 @@ import { type AuthenticationConfig, loadServeConfig } from '../../server/serve-c
 import { readiness } from '../../server/readiness.js';
 import { approvalLink } from '../../server/server-origin.js';
 import { startServer } from '../../server/start-server.js';
+import { SlackOperators } from '../../server/slack/slack-operators.js';
+import { SlackRequestVerifier } from '../../server/slack/slack-signature.js';
 import { EventStreams } from '../../server/api/event-streams.js';
 import { describeStoreTarget, openStore } from '../../store/open-store.js';
 import { storeFaultFields } from '../../store/store-fault.js';
@@ -62,7 +64,7 @@ ${storeOptionsHelp(27, 'the SQLite file (default ./countersign.db, created if mi
   --config FILE            an ES module exporting { operations, readTools?, store?,
                            authentication?, mcp?, limits?, notifications? } (readTools:
                            defineReadTool results, listed over --mcp) (limits: proposal quotas
-                           per agent and tenant, or false; notifications: { webhook, email, retry })
+                           per agent and tenant, or false; notifications: { webhook, email, slack, retry })
                            (mcp: { maxSessions, maxSessionsPerTenant, maxSessionsPerAgent,
                            idleMs, maxBodyBytes } limits the --mcp endpoint)
                            (timeouts: { connectMs, statementMs, requestMs, drainMs }; defaults
@@ -103,6 +105,10 @@ COUNTERSIGN_METRICS_TOKEN=… serves Prometheus metrics at /metrics to scrapers
 sending it as a bearer token (the figures span every tenant).
 COUNTERSIGN_WEBHOOK_URL, COUNTERSIGN_WEBHOOK_SECRET, COUNTERSIGN_SMTP_URL and COUNTERSIGN_MAIL_FROM
 stand for the notification flags (a flag wins); a config file uses notifications.
+COUNTERSIGN_SLACK_BOT_TOKEN, COUNTERSIGN_SLACK_SIGNING_SECRET and COUNTERSIGN_SLACK_CHANNEL post
+each new proposal to Slack with Approve and Decline (interactivity URL
+/integrations/slack/interactions; COUNTERSIGN_SLACK_API_URL overrides https://slack.com/api/);
+a config file uses notifications.slack.
 With --demo, COUNTERSIGN_OIDC_ISSUER, COUNTERSIGN_OIDC_CLIENT_ID, COUNTERSIGN_OIDC_CLIENT_SECRET,
 COUNTERSIGN_OIDC_TENANT_CLAIM (default tenant) and COUNTERSIGN_OIDC_ROLES_CLAIM (default roles)
 offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses authentication.oidc.`,
@@ -213,6 +219,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
           approvers: (tenant) =>
             directoryRef ? tenantApprovers(directoryRef, approverRoles)(tenant) : Promise.resolve([]),
           // The engine is made after its step writers: asked at delivery, when it exists.
+          proposal: async (tenant, id) => engineRef?.proposals.get(tenant, id),
           mayApprove: async (actor, proposalId) => {
             const proposal = await engineRef?.proposals.get(actor.tenant, proposalId);
             return (
@@ -313,6 +320,21 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(oidc ? { oidc } : {}),
       ...(auth.password === false ? { passwordSignIn: false } : {}),
       ...(notifications ? { deliveries: deliveryAdmin(store) } : {}),
+      ...(notifications?.slack && notifying?.slack
+        ? {
+            slack: {
+              verifier: new SlackRequestVerifier(notifying.slack.signingSecret),
+              operators: new SlackOperators({
+                store,
+                directory,
+                api: notifications.slack.api,
+                ...(sealKey ? { sealKey } : {}),
+              }),
+              api: notifications.slack.api,
+              cards: notifications.slack.cards,
+            },
+          }
+        : {}),
     });
     let server: Awaited<ReturnType<typeof startServer>>;
     try {

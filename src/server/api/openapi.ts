@@ -24,6 +24,13 @@ const idParam = {
   required: true,
   schema: { type: 'string', pattern: '^prp_[0-9a-z]+$' },
 };
+const slackUserParam = {
+  name: 'slackUser',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[UW][A-Z0-9]{2,20}$' },
+  description: "Slack's user id (`U…`, or `W…` in an Enterprise Grid)",
+};
 const acceptLanguage = {
   name: 'Accept-Language',
   in: 'header',
@@ -423,6 +430,56 @@ export function openApiDocument(): Record<string, unknown> {
             },
           ],
           responses: { '200': { description: '{ items }' }, '403': problem('Not an admin') },
+        },
+      },
+      '/api/v1/slack/users': {
+        get: {
+          summary:
+            "The tenant's Slack user links: which operator each linked Slack user acts as when they click a card (admin role; served when Slack is configured)",
+          responses: {
+            '200': { description: '{ links: [{ slackUser, email, linkedBy, linkedAt }] }' },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: not an admin'),
+          },
+        },
+      },
+      '/api/v1/slack/users/{slackUser}': {
+        put: {
+          summary:
+            'Link a Slack user to an operator of your tenant by email, replacing an earlier link (admin role; audited as `operator_changed`)',
+          parameters: [slackUserParam],
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              additionalProperties: false,
+              required: ['email'],
+              properties: {
+                email: { type: 'string', description: 'The email of an operator of your tenant' },
+              },
+            }),
+          },
+          responses: {
+            '200': { description: '{ status: linked, link }' },
+            '400': problem('Malformed JSON (`invalid_json`)'),
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden` (not an admin) or `cross_site_request`'),
+            '404': problem('`not_found`: no operator of your tenant has that email'),
+            '409': problem('`corrupt_audit_chain`: nothing changed'),
+            '415': problem('Not application/json (`unsupported_media_type`)'),
+            '422': problem('`invalid_request`: not a Slack user id, or no email'),
+          },
+        },
+        delete: {
+          summary: "Remove a Slack user's link (admin role; audited as `operator_changed`)",
+          parameters: [slackUserParam],
+          responses: {
+            '200': { description: '{ status: unlinked, link }' },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden` (not an admin) or `cross_site_request`'),
+            '404': problem('`not_found`: no such link'),
+            '409': problem('`corrupt_audit_chain`: nothing changed'),
+          },
         },
       },
       '/api/v1/deliveries/{id}/redeliver': {

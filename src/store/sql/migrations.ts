@@ -347,6 +347,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ),
     ],
   },
+  {
+    version: 24,
+    name: 'slack approvals',
+    // The Slack message each proposal was posted as (channel and ts), so later lifecycle events
+    // update it in place; and the Slack users an admin linked to an operator of the tenant, for
+    // workspaces whose users.info gives no verified email.
+    statements: (d) => [
+      `CREATE TABLE countersign_slack_messages (
+  tenant ${d.key} NOT NULL, proposal_id ${d.key} NOT NULL, channel TEXT NOT NULL, ts TEXT NOT NULL,
+  posted_at ${d.bigint} NOT NULL,
+  PRIMARY KEY (tenant, proposal_id)
+)${d.clustered}`,
+      `CREATE TABLE countersign_slack_users (
+  tenant ${d.key} NOT NULL, slack_user ${d.key} NOT NULL, operator_email TEXT NOT NULL,
+  linked_by TEXT NOT NULL, linked_at ${d.bigint} NOT NULL,
+  PRIMARY KEY (tenant, slack_user)
+)${d.clustered}`,
+    ],
+  },
 ];
 
 /** The migrations as one dialect runs them. */

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDispatcher } from '../../src/notify/dispatcher.js';
+import { slackCardState } from '../../src/notify/notifications.js';
+import { notificationOutbox } from '../../src/notify/outbox-writer.js';
+import type { RetrySchedule } from '../../src/notify/retry-schedule.js';
+import { slackApi } from '../../src/notify/slack-api.js';
+import { slackSender } from '../../src/notify/slack-sender.js';
+import { type OutboxRecord, outboxOf } from '../../src/store/sql-outbox.js';
+import { approver, type Harness, harness, proposePayment } from '../support/engine.js';
+import { buttonValue, cardText, FAKE_CHANNEL, type FakeSlack, startFakeSlack } from './support/fake-slack.js';
+
+const TOKEN = `xoxb-${randomBytes(8).toString('hex')}`;
+const FAST: RetrySchedule = { delaysMs: [50, 100], thenEveryMs: 100, budgetMs: 60_000, jitter: 0 };
+
+let h: Harness | undefined;
+let slack: FakeSlack | undefined;
+afterEach(async () => {
+  await h?.close();
+  await slack?.close();
+  h = undefined;
+  slack = undefined;
+});
+
+async function setup(options: { channel?: string; token?: string } = {}) {
+  slack = await startFakeSlack(TOKEN);
+  const { demoOperations, demoWorld } = await import('../../src/demo/demo-world.js');
+  const operations = demoOperations(demoWorld());
+  h = await harness({
+    clock: { now: () => Date.now() },
+    stepWriters: [notificationOutbox({ channels: ['slack'], operations })],
+  });
+  const { engine, store } = h;
+  const sender = slackSender(
+    slackApi({ botToken: options.token ?? TOKEN, apiUrl: slack.apiUrl, timeoutMs: 2_000 }),
+    {
+      store,
+      operations,
+      publicUrl: 'https://desk.example.test',
+      channel: options.channel ?? FAKE_CHANNEL,
+      state: async (tenant, id) => {
+        const p = await engine.proposals.get(tenant, id);
+        return p ? slackCardState(p) : undefined;
+      },
+    },
+  );
+  const dispatcher = createDispatcher({ store, senders: { slack: sender }, retry: FAST, leaseMs: 10_000 });
+  const deliveries = () =>
+    store.transaction((tx) => outboxOf(tx, store.capabilities).list('acme', { limit: 100 })) as Promise<
+      OutboxRecord[]
+    >;
+  /** Runs the dispatcher until nothing is pending (or the deadline). */
+  const drain = async (deadlineMs = 10_000) => {
+    const end = Date.now() + deadlineMs;
+    for (;;) {
+      await dispatcher.runOnce();
+      const rows = await deliveries();
+      if (rows.every((r) => r.status !== 'pending') || Date.now() > end) return rows;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  return { engine, fake: slack, dispatcher, deliveries, drain };
+}
+
+describe('Slack delivery to a fake Web API on loopback', () => {
+  it('posts a card once and updates that same message in place at each later event', async () => {
+    const { engine, fake, drain } = await setup();
+    const proposal = await proposePayment(engine);
+    const rows = await drain();
+    expect(rows.map((r) => [r.type, r.status, r.attempts])).toEqual([['proposal.created', 'delivered', 1]]);
+    expect(fake.messages).toHaveLength(1);
+    const message = fake.messages[0]!;
+    expect(JSON.parse(buttonValue(message, 'countersign_approve')!)).toEqual({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      digest: proposal.digest,
+    });
+    expect(cardText(message)).toContain('https://desk.example.test/proposals/');
+    // The redacted preview only: the full account number never reaches Slack.
+    expect(cardText(message)).not.toContain('acct-supplier-7');
+    await engine.proposals.approveAndExecute({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      approver: approver('acme', 'ada'),
+      seenDigest: proposal.digest,
+    });
+    const after = await drain();
+    expect(after.every((r) => r.status === 'delivered')).toBe(true);
+    expect(fake.messages).toHaveLength(1);
+    expect(fake.calls.filter((c) => c.method === 'chat.postMessage')).toHaveLength(1);
+    expect(cardText(message)).toContain('Outcome: succeeded.');
+    expect(buttonValue(message, 'countersign_approve')).toBeUndefined();
+  });
+
+  it("stores Slack's own error as the delivery's last error and retries: channel_not_found, invalid_auth", async () => {
+    const { engine, deliveries, dispatcher } = await setup({ channel: 'C0NOWHERE' });
+    await proposePayment(engine);
+    await dispatcher.runOnce();
+    expect((await deliveries()).map((r) => [r.status, r.lastError])).toEqual([
+      ['pending', 'slack_error channel_not_found'],
+    ]);
+    await h!.close();
+    await slack!.close();
+    h = undefined;
+    const wrong = await setup({ token: 'xoxb-not-the-token' });
+    await proposePayment(wrong.engine);
+    await wrong.dispatcher.runOnce();
+    expect((await wrong.deliveries()).map((r) => [r.status, r.lastError])).toEqual([
+      ['pending', 'slack_error invalid_auth'],
+    ]);
+    expect(wrong.fake.messages).toHaveLength(0);
+  });
+
+  it('a 500 or a 429 on an update is retried until the card shows the decision', async () => {
+    const { engine, fake, drain, dispatcher, deliveries } = await setup();
+    const proposal = await proposePayment(engine);
+    await drain();
+    fake.fail('chat.update', { status: 500 });
+    await engine.proposals.decline({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      actor: approver('acme', 'ada'),
+    });
+    await dispatcher.runOnce();
+    expect((await deliveries()).find((r) => r.type === 'proposal.decided')?.lastError).toBe(
+      'http_status 500',
+    );
+    fake.fail('chat.update', { status: 429 });
+    await expect
+      .poll(async () => {
+        await dispatcher.runOnce();
+        return (await deliveries()).find((r) => r.type === 'proposal.decided')?.lastError;
+      })
+      .toBe('http_status 429');
+    fake.recover();
+    const rows = await drain();
+    expect(rows.every((r) => r.status === 'delivered')).toBe(true);
+    expect(cardText(fake.messages[0]!)).toContain('Declined by ada@acme.test. Nothing was done.');
+  });
+
+  it('does not post a proposal decided before its post went out; its later events find no message', async () => {
+    const { engine, fake, drain } = await setup();
+    const proposal = await proposePayment(engine);
+    await engine.proposals.decline({
+      tenant: 'acme',
+      proposalId: proposal.id,
+      actor: approver('acme', 'ada'),
+    });
+    const rows = await drain();
+    expect(rows.map((r) => [r.type, r.status, r.lastError]).sort()).toEqual([
+      ['proposal.created', 'skipped', 'not_pending'],
+      ['proposal.decided', 'skipped', 'no_message'],
+    ]);
+    expect(fake.messages).toHaveLength(0);
+  });
+});
