@@ -348,7 +348,7 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    version: 24,
+    version: 22,
     name: 'slack approvals',
     // The Slack message each proposal was posted as (channel and ts), so later lifecycle events
     // update it in place; and the Slack users an admin linked to an operator of the tenant, for
