@@ -1,6 +1,6 @@
 import { formatScopeChange } from '../canonical/scope-diff.js';
 import { parseStoredJson } from '../canonical/stored-json.js';
-import { authorizeExecution, type ExecutionDecision } from '../operation/authorize-execution.js';
+import { authorizeStoredExecution, type ExecutionDecision } from '../operation/authorize-execution.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ProposalRecord } from '../store/records.js';
@@ -24,7 +24,7 @@ export function guard(operation: AnyOperation, record: ProposalRecord, request: 
   const raw = operation.commandScope
     ? operation.commandScope(request as never, facts)
     : operation.toScope(request, facts);
-  return authorizeExecution(
+  return authorizeStoredExecution(
     {
       operation,
       scopeVersion: record.scopeVersion,
@@ -32,6 +32,7 @@ export function guard(operation: AnyOperation, record: ProposalRecord, request: 
       digest: record.scopeDigest,
     },
     raw,
+    record.scopeJson,
   );
 }
 

@@ -62,12 +62,44 @@ function denied(
  * if (decision.kind === 'denied') log(decision.reason, decision.diff); // scope_mismatch, $.amount_minor
  */
 export function authorizeExecution(approval: ApprovedScope, requested: unknown): ExecutionDecision {
+  return authorize(approval, requested, undefined);
+}
+
+/**
+ * {@link authorizeExecution} of an approval read from a stored row, given `storedScope`: the row's
+ * scope text, which `approval.scope` was parsed from. The same checks, in the same order, with the
+ * same answers; only a proof is shared. When the requested scope's canonical text is the stored
+ * text itself and its digest is the stored digest, the stored scope's own digest check is already
+ * proven: the stored text is then canonicalize's output, which parses back to a value that
+ * canonicalizes to that very text, whose digest was just computed. Recomputing it would
+ * canonicalize and hash the same text again. Otherwise every check runs as in `authorizeExecution`.
+ *
+ * @internal
+ */
+export function authorizeStoredExecution(
+  approval: ApprovedScope,
+  requested: unknown,
+  storedScope: string,
+): ExecutionDecision {
+  return authorize(approval, requested, storedScope);
+}
+
+function authorize(
+  approval: ApprovedScope,
+  requested: unknown,
+  storedScope: string | undefined,
+): ExecutionDecision {
   const { operation } = approval;
   if (!operation.supportedScopeVersions.includes(approval.scopeVersion)) {
     return denied(
       'unsupported_scope_version',
       `${operation.kind} scope version ${approval.scopeVersion} is not supported (supported: ${operation.supportedScopeVersions.join(', ')})`,
     );
+  }
+  // Building the requested scope first changes no answer: it reads nothing but `requested`.
+  const early = storedScope === undefined ? undefined : buildScope(operation, requested);
+  if (early?.kind === 'ok' && early.canonical === storedScope && early.digest.sha256 === approval.digest) {
+    return { kind: 'allowed', reason: 'approved', requestedDigest: early.digest.sha256 };
   }
   let storedDigest: string;
   try {
@@ -78,7 +110,7 @@ export function authorizeExecution(approval: ApprovedScope, requested: unknown):
   if (storedDigest !== approval.digest) {
     return denied('corrupt_approval_record', 'the stored digest does not match the stored scope');
   }
-  const built = buildScope(operation, requested);
+  const built = early ?? buildScope(operation, requested);
   if (built.kind === 'invalid') {
     return denied('invalid_requested_scope', `invalid requested scope: ${formatIssues(built.issues)}`, {
       issues: built.issues,

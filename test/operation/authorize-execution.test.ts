@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { fileDelete, invoicePayScope, messageSend } from '../../src/demo/demo-world.js';
 import { type AnyOperation, defineOperation, digest, last4 } from '../../src/index.js';
+import { canonicalize } from '../../src/canonical/canonicalize.js';
+import { sha256Hex } from '../../src/canonical/digest.js';
+import { parseStoredJson } from '../../src/canonical/stored-json.js';
+import { authorizeStoredExecution } from '../../src/operation/authorize-execution.js';
 import { authorizeExecution, buildScope } from '../../src/operation/index.js';
 
 // The third note's payment example, translated: one approved scope, one field changed per case.
@@ -104,6 +108,57 @@ describe('authorizeExecution: the payment suite of the third note', () => {
 
   it('the stored scope digest is the SHA-256 of its canonical JSON', () => {
     expect(approval.digest).toBe(digest(BASE_PAYMENT).sha256);
+  });
+});
+
+describe('authorizeStoredExecution: the same answers from a stored row', () => {
+  // An approval as the command guard builds it from a row: the scope parsed from the stored text.
+  const stored = (text: string, scopeDigest: string, operation: AnyOperation = payInvoice) => ({
+    approval: { operation, scopeVersion: 1, scope: parseStoredJson(text), digest: scopeDigest },
+    text,
+  });
+  const text = canonicalize(BASE_PAYMENT);
+  const intact = stored(text, sha256Hex(text));
+  const v2Only = defineOperation({ kind: 'invoice.pay', scopeVersion: 2, scope: invoicePayScope });
+  const edited = text.replace('24000', '240000');
+  const rows = {
+    intact,
+    'digest tampered': stored(text, 'f'.repeat(64)),
+    'text edited, digest kept': stored(edited, sha256Hex(text)),
+    'text not canonical, digest of its bytes': stored(` ${text}`, sha256Hex(` ${text}`)),
+    'text and digest rewritten together': stored(edited, sha256Hex(edited)),
+    'scope version no longer supported': stored(text, sha256Hex(text), v2Only),
+  };
+  const requests = {
+    unchanged: { ...BASE_PAYMENT },
+    'reordered keys': Object.fromEntries(Object.entries(BASE_PAYMENT).reverse()),
+    'amount changed': { ...BASE_PAYMENT, amount_minor: 240_000 },
+    'account changed': { ...BASE_PAYMENT, destination_account_id: 'acct-personal-2' },
+    'an unreviewed option': { ...BASE_PAYMENT, expedite: true },
+  };
+
+  for (const [row, { approval, text: storedText }] of Object.entries(rows)) {
+    for (const [request, requested] of Object.entries(requests)) {
+      it(`${row}, ${request}: the decision authorizeExecution gives`, () => {
+        const expected = authorizeExecution(approval, requested);
+        expect(authorizeStoredExecution(approval, requested, storedText)).toEqual(expected);
+      });
+    }
+  }
+
+  it('an edited or tampered row is never allowed, whatever is requested', () => {
+    for (const row of [
+      'digest tampered',
+      'text edited, digest kept',
+      'text not canonical, digest of its bytes',
+    ] as const) {
+      const { approval, text: storedText } = rows[row];
+      for (const requested of Object.values(requests))
+        expect(authorizeStoredExecution(approval, requested, storedText).kind).toBe('denied');
+      expect(authorizeStoredExecution(approval, BASE_PAYMENT, storedText).reason).toBe(
+        'corrupt_approval_record',
+      );
+    }
   });
 });
 

@@ -266,14 +266,34 @@ async function settled(promises: readonly Promise<void>[], ms: number): Promise<
   clearTimeout(timer);
 }
 
+// The text parts of an INSERT of `n` chained events, by `n`: built once per count, so the same
+// frozen array comes back and its statement text is compiled once (see `sql`), not spliced
+// together from one fragment per row on every append. Batches of up to this many events keep theirs.
+const INSERT_EVENTS_KEPT = 64;
+const insertEventsStrings = new Map<number, readonly string[]>();
+
+function insertEventsStringsOf(n: number): readonly string[] {
+  const known = insertEventsStrings.get(n);
+  if (known) return known;
+  const strings: string[] = [`INSERT INTO countersign_audit_events (${AUDIT_COLS.join(', ')}) VALUES (`];
+  for (let row = 0; row < n; row++) {
+    for (let col = 1; col < AUDIT_COLS.length; col++) strings.push(', ');
+    strings.push(row === n - 1 ? `)${ON_TAKEN_PLACE}` : '), (');
+  }
+  const frozen = Object.freeze(strings);
+  if (n <= INSERT_EVENTS_KEPT) insertEventsStrings.set(n, frozen);
+  return frozen;
+}
+
 /** One INSERT of chained events, in order, that skips a place already taken (see ON_TAKEN_PLACE). */
 function insertEventsSql(events: readonly AuditEvent[]): SqlQuery {
-  const values = events.map((e) => {
+  const values: unknown[] = [];
+  for (const e of events) {
     const row = auditRow(e);
     assertStorable('countersign_audit_events', AUDIT_COLS, row);
-    return sql`(${sql.list(row)})`;
-  });
-  return sql`INSERT INTO countersign_audit_events (${sql.raw(AUDIT_COLS.join(', '))}) VALUES ${sql.join(values, ', ')}${sql.raw(ON_TAKEN_PLACE)}`;
+    for (const value of row) values.push(value);
+  }
+  return new SqlQuery(insertEventsStringsOf(events.length), values);
 }
 
 /** What waits in a tenant's queue, oldest first, each row marked when its id is already chained (a replayed copy). */
@@ -539,14 +559,15 @@ class SqlTransaction implements StoreTransaction {
   }
 
   async takeAuditHead(tenant: string, how: 'wait' | 'skip' | 'pass'): Promise<AuditHeadState | undefined> {
-    const waiting = sql`EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting`;
     if (!this.#rowLocks) {
-      // The whole database is locked for writing: the head is this transaction's already.
+      // The whole database is locked for writing: the head is this transaction's already. One
+      // template without fragments, so its text is compiled once, not on every append.
       const row = await this.#one(
-        sql`SELECT (SELECT seq FROM countersign_audit_heads WHERE tenant = ${tenant}) AS seq, (SELECT chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}) AS chain_hash, ${waiting}`,
+        sql`SELECT (SELECT seq FROM countersign_audit_heads WHERE tenant = ${tenant}) AS seq, (SELECT chain_hash FROM countersign_audit_heads WHERE tenant = ${tenant}) AS chain_hash, EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting`,
       );
       return { head: headOf(row), waiting: Boolean(row?.['waiting']) };
     }
+    const waiting = sql`EXISTS (SELECT 1 FROM countersign_audit_queue q WHERE q.tenant = ${tenant}) AS waiting`;
     if (how === 'skip') {
       // Held elsewhere, or the tenant's first event, whose head a waiting taker creates.
       const row = await this.#one(
