@@ -11,7 +11,7 @@ import { TEST_PASSWORD_COST } from '../server/support/server-harness.js';
 import { outboxOf } from '../../src/store/sql-outbox.js';
 import type { Actor } from '../../src/index.js';
 import type { NotificationPayload } from '../../src/notify/outbox-writer.js';
-import { approver, type Harness, harness, proposePayment } from '../support/engine.js';
+import { type Harness, harness, proposePayment } from '../support/engine.js';
 
 interface Mail {
   readonly from: string;
