@@ -374,6 +374,8 @@ describe('service endpoints', () => {
       '/api/v1/grants',
       '/api/v1/grants/{id}',
       '/api/v1/grants/{id}/revoke',
+      '/api/v1/groups',
+      '/api/v1/groups/{name}',
       '/api/v1/openapi.json',
       '/api/v1/operators',
       '/api/v1/operators/{id}',
@@ -384,6 +386,8 @@ describe('service endpoints', () => {
       '/api/v1/proposals/{id}/decline',
       '/api/v1/proposals/{id}/edit',
       '/api/v1/proposals/{id}/reconcile',
+      '/api/v1/routes',
+      '/api/v1/routes/{id}',
       '/healthz',
       '/readyz',
     ]);
