@@ -1,0 +1,165 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AxeResults } from 'axe-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  freshInvoice,
+  proposeViaApi,
+  type Role,
+  type ServerHarness,
+  serverHarness,
+} from '../server/support/server-harness.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The page's serious or critical axe violations, as readable lines. */
+async function axeViolations(page: Page): Promise<string[]> {
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
+  const results = await page.evaluate(() =>
+    (globalThis as unknown as { axe: { run(o: object): Promise<AxeResults> } }).axe.run({
+      resultTypes: ['violations'],
+    }),
+  );
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
+}
+
+if (!existsSync(CHROMIUM)) {
+  describe('the routing admin page in Chromium', () => {
+    it.skip('chromium not installed at /usr/bin/chromium: skipped', () => {});
+  });
+} else {
+  describe('the routing admin page in Chromium', () => {
+    let h: ServerHarness;
+    let context: BrowserContext;
+    let profile: string;
+
+    beforeAll(async () => {
+      h = await serverHarness();
+      profile = mkdtempSync(join(tmpdir(), 'countersign-routing-'));
+      context = await chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1280, height: 860 },
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      });
+    }, 60_000);
+
+    afterAll(async () => {
+      await context?.close();
+      await h?.close();
+      if (profile) rmSync(profile, { recursive: true, force: true });
+    });
+
+    async function signIn(page: Page, role: Role): Promise<void> {
+      await context.clearCookies();
+      const op = h.tenants.acme.operators[role];
+      await page.goto(`${h.url}/login`);
+      await page.getByLabel('Email').fill(op.email);
+      await page.getByLabel('Password').fill(op.password);
+      await Promise.all([
+        page.waitForURL(`${h.url}/`),
+        page.getByRole('button', { name: 'Sign in' }).click(),
+      ]);
+    }
+
+    /** Submits the form `button` is in and waits for the page it leads to. */
+    async function submit(page: Page, button: string): Promise<void> {
+      await Promise.all([
+        page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/routing')),
+        page.getByRole('button', { name: button }).click(),
+      ]);
+      await page.waitForLoadState('load');
+    }
+
+    it('an admin creates a group and a route; the route then decides who approves; every change is audited', async () => {
+      const page = await context.newPage();
+      await signIn(page, 'admin');
+      await page.getByRole('link', { name: 'Routing' }).click();
+      await page.waitForURL(`${h.url}/routing`);
+      expect(await page.getByRole('heading', { name: 'Routing', level: 1 }).isVisible()).toBe(true);
+      expect(await page.getByText('Create a group first').isVisible()).toBe(true);
+      expect(await axeViolations(page)).toEqual([]);
+
+      await page.getByLabel('Name', { exact: true }).fill('finance');
+      await page.getByLabel('Members, one per line').fill('admin@acme.test\n');
+      await submit(page, 'Save group');
+      expect(await page.getByRole('status').textContent()).toContain('Saved.');
+      expect(await page.getByLabel('Members of finance, one per line').inputValue()).toBe(
+        'user:admin@acme.test',
+      );
+
+      await page.locator('#route-name').fill('payments over 1,000.00');
+      await page.locator('#route-operation').selectOption('invoice.pay');
+      await page.locator('#route-amountField').fill('amount_minor');
+      await page.locator('#route-above').fill('100000');
+      await page.locator('#route-group').selectOption('finance');
+      await page.locator('#route-channel').fill('#finance-approvals');
+      await submit(page, 'Create route');
+      const routes = page.getByRole('region', { name: 'Routes' });
+      expect(await routes.textContent()).toContain('payments over 1,000.00');
+      expect(await routes.textContent()).toContain('#finance-approvals');
+      expect(await routes.textContent()).toContain('100,000 minor units');
+      expect(await axeViolations(page)).toEqual([]);
+
+      // An escalation without its time is refused on the page, with its reason.
+      await page.locator('#route-name').fill('broken');
+      await page.locator('#route-escalationGroup').selectOption('finance');
+      await submit(page, 'Create route');
+      const refusal = await page.getByRole('alert').textContent();
+      expect(refusal).toContain('$.escalation.afterMs');
+      expect(refusal).toContain('invalid_request');
+
+      // The route holds: the approver outside the finance group is refused on the route's account.
+      const invoice = freshInvoice(h.world, 'acme', 500_000);
+      const p = await proposeViaApi(h, 'acme', {
+        operation: 'invoice.pay',
+        request: { invoice_id: invoice },
+        resource: `invoice:${invoice}`,
+      });
+      expect(p['route']).toMatchObject({ group: 'finance' });
+      const stored = (await h.engine.proposals.get('acme', p.id))!;
+      expect(
+        h.engine.proposals.mayDecide(
+          { id: 'user:approver@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
+          stored,
+        ),
+      ).toMatchObject({ kind: 'refused', reason: 'forbidden' });
+
+      const [route] = await h.engine.routes.list('acme');
+      // Deleting the group is refused while the route names it; deleting the route, then the group, is not.
+      await submit(page, 'Delete group finance');
+      expect(await page.getByRole('alert').textContent()).toContain('names the group finance');
+      await submit(page, 'Delete route payments over 1,000.00');
+      await submit(page, 'Delete group finance');
+      expect(await page.getByText('No routes: every proposal goes to every approver.').isVisible()).toBe(
+        true,
+      );
+      const changes = async (id: string) =>
+        (await h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
+      expect(await changes(route!.id)).toEqual([
+        ['route_changed', 'created', 'user:admin@acme.test'],
+        ['route_changed', 'deleted', 'user:admin@acme.test'],
+      ]);
+      expect(await changes('grp_finance')).toEqual([
+        ['group_changed', 'created', 'user:admin@acme.test'],
+        ['group_changed', 'deleted', 'user:admin@acme.test'],
+      ]);
+      await page.close();
+    });
+
+    it('is for admins only: an approver sees no Routing link and is refused the page', async () => {
+      const page = await context.newPage();
+      await signIn(page, 'approver');
+      expect(await page.getByRole('link', { name: 'Routing' }).count()).toBe(0);
+      const response = await page.goto(`${h.url}/routing`);
+      expect(response?.status()).toBe(403);
+      await page.close();
+    });
+  });
+}
