@@ -131,6 +131,15 @@ if (!existsSync(CHROMIUM)) {
         ),
       ).toMatchObject({ kind: 'refused', reason: 'forbidden' });
 
+      // The proposal page names the route: its group, channel, and that only its members decide.
+      await page.goto(`${h.url}/proposals/${p.id}`);
+      const fact = await page.getByTestId('route').textContent();
+      expect(fact).toContain('group finance');
+      expect(fact).toContain('#finance-approvals');
+      expect(fact).toContain('only its members decide');
+      expect(await axeViolations(page)).toEqual([]);
+      await page.goto(`${h.url}/routing`);
+
       const [route] = await h.engine.routes.list('acme');
       // Deleting the group is refused while the route names it; deleting the route, then the group, is not.
       await submit(page, 'Delete group finance');
