@@ -4,6 +4,7 @@ import { inTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { newId } from './ids.js';
+import { withdrawLapsedApprovals } from './withdraw-approvals.js';
 
 /** A group: a tenant's named set of approvers (principal ids, e.g. `user:ana@acme.test`) a route names. */
 export interface Group {
@@ -302,37 +303,48 @@ export async function saveGroup(
   if (members.length > MAX_MEMBERS) return invalid('$.members', `at most ${MAX_MEMBERS} members`);
   const bad = members.findIndex((m) => !shortText(m, 320) || !m.includes(':'));
   if (bad >= 0) return invalid(`$.members[${bad}]`, 'a principal id such as user:ana@acme.test');
-  return refusingCorruptChain(
+  const result = await refusingCorruptChain(
     ctx,
     () =>
-      inTransaction(ctx, async (t): Promise<SaveGroupResult> => {
-        const before = (await t.tx.listGroups(tenant)).find((g) => g.name === name);
-        const record: GroupRecord = {
-          tenant,
-          name,
-          members,
-          createdAt: before?.createdAt ?? t.now,
-          updatedAt: t.now,
-        };
-        await t.tx.putGroup(record);
-        const was = new Set(before?.members ?? []);
-        await t.record({
-          tenant,
-          proposalId: groupAuditId(name),
-          runId: '-',
-          step: 'group_changed',
-          actor: actor.id,
-          detail: {
-            action: before ? 'updated' : 'created',
-            group: name,
-            added: members.filter((m) => !was.has(m)),
-            removed: [...was].filter((m) => !members.includes(m)),
-          },
-        });
-        return { kind: 'saved', group: toGroup(record) };
-      }),
+      inTransaction(
+        ctx,
+        async (t): Promise<{ kind: 'saved'; group: Group; removed: boolean } | RoutingRefusal> => {
+          const before = (await t.tx.listGroups(tenant)).find((g) => g.name === name);
+          const record: GroupRecord = {
+            tenant,
+            name,
+            members,
+            createdAt: before?.createdAt ?? t.now,
+            updatedAt: t.now,
+          };
+          await t.tx.putGroup(record);
+          const was = new Set(before?.members ?? []);
+          await t.record({
+            tenant,
+            proposalId: groupAuditId(name),
+            runId: '-',
+            step: 'group_changed',
+            actor: actor.id,
+            detail: {
+              action: before ? 'updated' : 'created',
+              group: name,
+              added: members.filter((m) => !was.has(m)),
+              removed: [...was].filter((m) => !members.includes(m)),
+            },
+          });
+          return {
+            kind: 'saved',
+            group: toGroup(record),
+            removed: [...was].some((m) => !members.includes(m)),
+          };
+        },
+      ),
     (r) => refused(r.reason, r.message),
   );
+  if (result.kind !== 'saved') return result;
+  // A member removed no longer decides the group's proposals: their approvals toward a quorum go now.
+  if (result.removed) await withdrawLapsedApprovals(ctx, { tenant, by: actor.id });
+  return { kind: 'saved', group: result.group };
 }
 
 /**

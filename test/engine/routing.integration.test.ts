@@ -194,6 +194,46 @@ for (const backend of BACKENDS) {
       expect(groupEvents[0]?.detail['added']).toEqual([cfo.id]);
     });
 
+    it('removing a member from the group withdraws their approval toward a quorum; they decide it no more', async () => {
+      // Every id is an active approver of acme, as the principal directory would say.
+      h = await harnessOn(backend, {
+        approverDirectory: {
+          current: async (_db, tenant, ids) => new Map(ids.map((id) => [id, { ...approver(tenant), id }])),
+        },
+      });
+      await routeBigPayments(h);
+      const big = await proposePayment(h.engine, 'acme', 'inv-105');
+      const first = await h.engine.proposals.approve({
+        tenant: 'acme',
+        proposalId: big.id,
+        approver: fay,
+        seenDigest: big.digest,
+      });
+      expect(first.kind).toBe('awaiting_approvals');
+      const saved = await h.engine.groups.save({
+        tenant: 'acme',
+        name: 'finance',
+        members: [fin.id],
+        actor: admin,
+      });
+      expect(saved.kind).toBe('saved');
+      const stored = (await h.engine.proposals.get('acme', big.id))!;
+      expect(stored.approvals.given).toEqual([]);
+      expect(h.engine.proposals.mayDecide(fay, stored)).toMatchObject({
+        kind: 'refused',
+        reason: 'forbidden',
+      });
+      const withdrawn = (await h.engine.audit.events('acme', big.id)).filter(
+        (e) => e.step === 'approval_withdrawn',
+      );
+      expect(withdrawn).toHaveLength(1);
+      expect(withdrawn[0]).toMatchObject({
+        actor: admin.id,
+        reason: 'forbidden',
+        detail: { approver: fay.id },
+      });
+    });
+
     it('escalates an undecided proposal once its time has come, by the clock, once', async () => {
       h = await harnessOn(backend);
       await routeBigPayments(h);
