@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AxeResults } from 'axe-core';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventStreams } from '../../src/server/api/event-streams.js';
 import {
   freshInvoice,
   proposeViaApi,
@@ -38,9 +39,10 @@ if (!existsSync(CHROMIUM)) {
     let h: ServerHarness;
     let context: BrowserContext;
     let profile: string;
+    const streams = new EventStreams({ pollMs: 100 });
 
     beforeAll(async () => {
-      h = await serverHarness();
+      h = await serverHarness({ events: streams });
       profile = mkdtempSync(join(tmpdir(), 'countersign-routing-'));
       context = await chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM,
@@ -160,6 +162,56 @@ if (!existsSync(CHROMIUM)) {
         ['group_changed', 'deleted', 'user:admin@acme.test'],
       ]);
       await page.close();
+    });
+
+    it("an escalation reaches the escalation group's open Needs you tab live", async () => {
+      const admin = {
+        id: 'user:admin@acme.test',
+        tenant: 'acme',
+        kind: 'operator',
+        roles: ['admin'],
+      } as const;
+      await h.engine.groups.save({
+        tenant: 'acme',
+        name: 'payables',
+        members: ['user:viewer@acme.test'],
+        actor: admin,
+      });
+      await h.engine.groups.save({ tenant: 'acme', name: 'leads', members: [admin.id], actor: admin });
+      const saved = await h.engine.routes.save({
+        tenant: 'acme',
+        actor: admin,
+        route: {
+          name: 'escalating payments',
+          operation: 'invoice.pay',
+          group: 'payables',
+          escalation: { afterMs: 60_000, group: 'leads', channel: '#leads' },
+        },
+      });
+      expect(saved.kind).toBe('saved');
+      const page = await context.newPage();
+      await signIn(page, 'admin');
+      await page.goto(`${h.url}/?status=needs`);
+      const region = page.getByTestId('live-inbox');
+      await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(1);
+      const invoice = freshInvoice(h.world, 'acme');
+      const p = await proposeViaApi(h, 'acme', {
+        operation: 'invoice.pay',
+        request: { invoice_id: invoice },
+        resource: `invoice:${invoice}`,
+      });
+      // Routed to payables: not the admin's to decide, so not counted in their Needs you.
+      await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('1');
+      expect(await page.getByTestId('live-notice').count()).toBe(0);
+      h.clock.advance(60_000);
+      expect(await h.engine.sweeps.escalateDue()).toBe(1);
+      await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('2');
+      expect(await region.textContent()).toBe('1 new proposal in this list — reload');
+      expect((await h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
+      if (saved.kind === 'saved')
+        await h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
+      await page.close();
+      await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(0);
     });
 
     it('is for admins only: an approver sees no Routing link and is refused the page', async () => {
