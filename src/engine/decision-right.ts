@@ -92,8 +92,9 @@ export function separationOfDuties(
 /**
  * Who may approve, in the order `approve` checks it: an operator of the tenant with an approver
  * role that the operation authorizes (`forbidden`), holding one of the frozen policy's roles
- * (`forbidden`), a member of the group of the proposal's route when it has one (`forbidden`), neither the proposer nor — unless allowed — the editor (`separation_of_duties`),
- * and never the editor toward a quorum. `editor` tells the claim that the editor approved.
+ * (`forbidden`), a member of the group of the proposal's route when it has one (`forbidden`),
+ * neither the proposer nor — unless allowed — the editor (`separation_of_duties`), and never the
+ * editor toward a quorum. `editor` tells the claim that the editor approved.
  */
 export function approvalRight(
   ctx: EngineContext,

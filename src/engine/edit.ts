@@ -142,6 +142,7 @@ function supersede(
         supersedesDigest: record.digest,
         scopeVersion: next.scopeVersion,
         viewVersion: next.viewVersion,
+        ...(route ? { route: route.routeName, group: route.group } : {}),
       },
     });
     const nextRoute = route ? proposalRouteOf(route, await t.tx.listGroups(next.tenant)) : null;

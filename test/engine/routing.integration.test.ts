@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/index.js';
 import { BACKENDS, warmUp } from '../support/backends.js';
-import { approver, type Harness, harnessOn, proposePayment } from '../support/engine.js';
+import { approver, type Harness, harnessOn, proposeDraft, proposePayment } from '../support/engine.js';
 import type { Store } from '../../src/store/store.js';
 
 const admin: Actor = { id: 'user:root@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] };
@@ -130,6 +130,60 @@ for (const backend of BACKENDS) {
         seenDigest: small.digest,
       });
       expect(done.kind).toBe('claimed');
+    });
+
+    it('a resource pattern routes; an edit by the group is routed again, by the routes as they are then', async () => {
+      h = await harnessOn(backend);
+      await routeBigPayments(h);
+      const drafts = await h.engine.routes.save({
+        tenant: 'acme',
+        route: {
+          name: 'broadcasts',
+          operation: 'email_broadcast.apply_draft',
+          resource: 'broadcast:bc-autumn*',
+          group: 'finance',
+        },
+        actor: admin,
+      });
+      if (drafts.kind !== 'saved') throw new Error(drafts.message);
+      // A resource outside the pattern is not routed.
+      expect((await proposeDraft(h.engine, 'First')).route).toBeNull();
+      const widened = await h.engine.routes.save({
+        tenant: 'acme',
+        id: drafts.route.id,
+        route: {
+          name: 'broadcasts',
+          operation: 'email_broadcast.apply_draft',
+          resource: 'broadcast:*',
+          group: 'finance',
+        },
+        actor: admin,
+      });
+      expect(widened.kind).toBe('saved');
+      const draft = await proposeDraft(h.engine);
+      expect(draft.route?.name).toBe('broadcasts');
+      const outside = await h.engine.proposals.edit({
+        tenant: 'acme',
+        proposalId: draft.id,
+        editor: ada,
+        changes: { subject: 'Opens Saturday' },
+      });
+      expect(outside).toMatchObject({ kind: 'not_editable', reason: 'forbidden' });
+      const edited = await h.engine.proposals.edit({
+        tenant: 'acme',
+        proposalId: draft.id,
+        editor: fay,
+        changes: { subject: 'Opens Saturday' },
+      });
+      if (edited.kind !== 'edited') throw new Error(edited.kind);
+      expect(edited.proposal.route).toMatchObject({ name: 'broadcasts', group: 'finance' });
+      const events = await h.engine.audit.events('acme', edited.proposal.id);
+      expect(events[0]?.detail).toMatchObject({ route: 'broadcasts', group: 'finance' });
+      // The editor is a member but never approves their own edit; the other member does.
+      expect(h.engine.proposals.mayDecide(fay, edited.proposal)).toMatchObject({
+        reason: 'separation_of_duties',
+      });
+      expect(h.engine.proposals.mayDecide(fin, edited.proposal)).toEqual({ kind: 'allowed' });
     });
 
     it("a tenant's routes and groups are its own", async () => {
