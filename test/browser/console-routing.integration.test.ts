@@ -213,6 +213,10 @@ if (!existsSync(CHROMIUM)) {
       await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('2');
       expect(await region.textContent()).toBe('1 new proposal in this list — reload');
       expect((await h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
+      // The proposal page says so: in its route and in its timeline.
+      await page.goto(`${h.url}/proposals/${p.id}`);
+      expect(await page.getByTestId('route').textContent()).toContain('escalated to leads');
+      expect(await page.getByText('Escalated to the group leads: nobody decided it in time').count()).toBe(1);
       if (saved.kind === 'saved')
         await h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
       await page.close();
