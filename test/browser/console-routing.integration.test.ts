@@ -102,7 +102,9 @@ if (!existsSync(CHROMIUM)) {
       await page.locator('#route-above').fill('100000');
       await page.locator('#route-group').selectOption('finance');
       await page.locator('#route-channel').fill('#finance-approvals');
+      await page.locator('#route-position').fill('5');
       await submit(page, 'Create route');
+      expect((await h.engine.routes.list('acme'))[0]?.position).toBe(5);
       const routes = page.getByRole('region', { name: 'Routes' });
       expect(await routes.textContent()).toContain('payments over 1,000.00');
       expect(await routes.textContent()).toContain('#finance-approvals');

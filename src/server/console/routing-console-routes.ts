@@ -32,6 +32,7 @@ const ROUTE_FIELDS = new Set([
   'escalateAfter',
   'escalationGroup',
   'escalationChannel',
+  'position',
 ]);
 
 /** A form field as text, or null when left empty. */
@@ -51,7 +52,9 @@ function routeOfForm(form: ReadonlyMap<string, string>): RouteInput {
   const above = optional(form, 'above');
   const escalationGroup = optional(form, 'escalationGroup');
   const after = optional(form, 'escalateAfter');
+  const position = optional(form, 'position');
   return {
+    ...(position !== null ? { position: whole(position) } : {}),
     name: form.get('name')?.trim() ?? '',
     operation: form.get('operation') ?? '',
     resource: optional(form, 'resource'),

@@ -225,6 +225,12 @@ function NewRoute(props: RoutingPageProps) {
           none="no escalation"
         />
         <Field name="escalationChannel" label="Escalation channel (optional)" hint="e.g. #finance-leads" />
+        <Field
+          name="position"
+          label="Order (optional)"
+          hint="routes are tried from the lowest order; empty: after the last route"
+          type="number"
+        />
         <div class="form-actions">
           <button class="primary" type="submit">
             Create route
