@@ -104,7 +104,21 @@ if (!existsSync(CHROMIUM)) {
       await page.locator('#route-channel').fill('#finance-approvals');
       await page.locator('#route-position').fill('5');
       await submit(page, 'Create route');
-      expect((await h.engine.routes.list('acme'))[0]?.position).toBe(5);
+      const [made] = await h.engine.routes.list('acme');
+      expect(made?.position).toBe(5);
+      // Edited in place: the same route, its fields filled in, one changed.
+      await page.getByText('Edit route payments over 1,000.00').click();
+      expect(await page.locator(`#route-${made!.id}-above`).inputValue()).toBe('100000');
+      await page.locator(`#route-${made!.id}-channel`).fill('#finance');
+      await submit(page, 'Save route payments over 1,000.00');
+      expect((await h.engine.routes.list('acme'))[0]).toMatchObject({
+        id: made!.id,
+        channel: '#finance',
+        position: 5,
+      });
+      await page.getByText('Edit route payments over 1,000.00').click();
+      await page.locator(`#route-${made!.id}-channel`).fill('#finance-approvals');
+      await submit(page, 'Save route payments over 1,000.00');
       const routes = page.getByRole('region', { name: 'Routes' });
       expect(await routes.textContent()).toContain('payments over 1,000.00');
       expect(await routes.textContent()).toContain('#finance-approvals');
@@ -162,6 +176,8 @@ if (!existsSync(CHROMIUM)) {
         (await h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
       expect(await changes(route!.id)).toEqual([
         ['route_changed', 'created', 'user:admin@acme.test'],
+        ['route_changed', 'updated', 'user:admin@acme.test'],
+        ['route_changed', 'updated', 'user:admin@acme.test'],
         ['route_changed', 'deleted', 'user:admin@acme.test'],
       ]);
       expect(await changes('grp_finance')).toEqual([

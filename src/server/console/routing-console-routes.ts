@@ -86,7 +86,7 @@ function membersOfForm(text: string): string[] {
 
 /**
  * The console's routing page (admin role): `GET /routing`, `POST /routing/routes` (a new route),
- * `POST /routing/routes/:id/delete`, `POST /routing/groups` (a group's name and members, one per
+ * `POST /routing/routes/:id` (the route's fields, whole), `POST /routing/routes/:id/delete`, `POST /routing/groups` (a group's name and members, one per
  * line: creates it or replaces its members) and `POST /routing/groups/:name/delete`. Same origin,
  * the session's CSRF token, no unexpected field; a refusal shows on the page with its reason.
  */
@@ -181,6 +181,16 @@ export function routingConsoleRoutes(deps: {
   app.post(`${PATH}/routes`, (c) =>
     change(c, ROUTE_FIELDS, (form, session) =>
       engine.routes.save({ tenant: session.actor.tenant, route: routeOfForm(form), actor: session.actor }),
+    ),
+  );
+  app.post(`${PATH}/routes/:id`, (c) =>
+    change(c, ROUTE_FIELDS, (form, session) =>
+      engine.routes.save({
+        tenant: session.actor.tenant,
+        id: c.req.param('id') ?? '',
+        route: routeOfForm(form),
+        actor: session.actor,
+      }),
     ),
   );
   app.post(`${PATH}/routes/:id/delete`, (c) =>

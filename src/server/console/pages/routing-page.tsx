@@ -130,43 +130,140 @@ function GroupRow({ group, csrf }: { readonly group: Group; readonly csrf: strin
   );
 }
 
+/** Where a form's fields get their ids: `route-name` for the new route, `route-<id>-name` for an edit. */
+type FieldIds = (name: string) => string;
+
 function Field(props: {
+  readonly ids: FieldIds;
   readonly name: string;
   readonly label: string;
   readonly hint: string;
   readonly type?: 'text' | 'number';
-  readonly value?: string;
+  readonly value?: string | number | null | undefined;
 }) {
+  const id = props.ids(props.name);
   return (
     <>
-      <label for={`route-${props.name}`}>{props.label}</label>
-      <input
-        id={`route-${props.name}`}
-        name={props.name}
-        type={props.type ?? 'text'}
-        value={props.value ?? ''}
-      />
+      <label for={id}>{props.label}</label>
+      <input id={id} name={props.name} type={props.type ?? 'text'} value={props.value ?? ''} />
       <p class="hint">{props.hint}</p>
     </>
   );
 }
 
-function GroupSelect(props: {
+function Select(props: {
+  readonly ids: FieldIds;
   readonly name: string;
   readonly label: string;
-  readonly groups: readonly Group[];
+  readonly options: readonly string[];
+  readonly selected?: string | null | undefined;
   readonly none?: string;
 }) {
+  const id = props.ids(props.name);
   return (
     <>
-      <label for={`route-${props.name}`}>{props.label}</label>
-      <select id={`route-${props.name}`} name={props.name}>
+      <label for={id}>{props.label}</label>
+      <select id={id} name={props.name}>
         {props.none !== undefined ? <option value="">{props.none}</option> : ''}
-        {props.groups.map((g) => (
-          <option value={g.name}>{g.name}</option>
+        {props.options.map((o) => (
+          <option value={o} selected={o === props.selected}>
+            {o}
+          </option>
         ))}
       </select>
     </>
+  );
+}
+
+/** The fields of a route, empty for a new one or filled with the route an edit changes. */
+function RouteForm(props: {
+  readonly action: string;
+  readonly ids: FieldIds;
+  readonly csrf: string;
+  readonly groups: readonly string[];
+  readonly operations: readonly string[];
+  readonly route?: Route;
+  readonly submit: string;
+}) {
+  const { ids, route: r } = props;
+  return (
+    <form method="post" action={props.action} class="routing-form">
+      <input type="hidden" name="csrf" value={props.csrf} />
+      <Field ids={ids} name="name" label="Name" hint="e.g. payments over 1,000.00" value={r?.name} />
+      <Select
+        ids={ids}
+        name="operation"
+        label="Operation"
+        options={props.operations}
+        selected={r?.operation}
+      />
+      <Field
+        ids={ids}
+        name="resource"
+        label="Resource (optional)"
+        hint="an exact resource, or a prefix ending in * such as invoice:*"
+        value={r?.resource}
+      />
+      <Field
+        ids={ids}
+        name="amountField"
+        label="Amount field (optional)"
+        hint="a scope field in minor units, e.g. amount_minor"
+        value={r?.amount?.field}
+      />
+      <Field
+        ids={ids}
+        name="above"
+        label="Above (minor units)"
+        hint="100000 is 1,000.00: only amounts above it"
+        type="number"
+        value={r?.amount?.above}
+      />
+      <Select ids={ids} name="group" label="Group" options={props.groups} selected={r?.group} />
+      <Field
+        ids={ids}
+        name="channel"
+        label="Channel (optional)"
+        hint="where its notifications go, e.g. #finance-approvals"
+        value={r?.channel}
+      />
+      <Field
+        ids={ids}
+        name="escalateAfter"
+        label="Escalate after (minutes, optional)"
+        hint="undecided this long: escalated"
+        type="number"
+        value={r?.escalation ? Math.round(r.escalation.afterMs / 60_000) : null}
+      />
+      <Select
+        ids={ids}
+        name="escalationGroup"
+        label="Escalation group"
+        options={props.groups}
+        selected={r?.escalation?.group}
+        none="no escalation"
+      />
+      <Field
+        ids={ids}
+        name="escalationChannel"
+        label="Escalation channel (optional)"
+        hint="e.g. #finance-leads"
+        value={r?.escalation?.channel}
+      />
+      <Field
+        ids={ids}
+        name="position"
+        label="Order (optional)"
+        hint="routes are tried from the lowest order; empty: after the last route"
+        type="number"
+        value={r?.position}
+      />
+      <div class="form-actions">
+        <button class="primary" type="submit">
+          {props.submit}
+        </button>
+      </div>
+    </form>
   );
 }
 
@@ -181,63 +278,37 @@ function NewRoute(props: RoutingPageProps) {
   return (
     <section class="card" aria-labelledby="new-route">
       <h2 id="new-route">New route</h2>
-      <form method="post" action="/routing/routes" class="routing-form">
-        <input type="hidden" name="csrf" value={props.session.csrfToken} />
-        <Field name="name" label="Name" hint="e.g. payments over 1,000.00" />
-        <label for="route-operation">Operation</label>
-        <select id="route-operation" name="operation">
-          {props.operations.map((o) => (
-            <option value={o}>{o}</option>
-          ))}
-        </select>
-        <Field
-          name="resource"
-          label="Resource (optional)"
-          hint="an exact resource, or a prefix ending in * such as invoice:*"
-        />
-        <Field
-          name="amountField"
-          label="Amount field (optional)"
-          hint="a scope field in minor units, e.g. amount_minor"
-        />
-        <Field
-          name="above"
-          label="Above (minor units)"
-          hint="100000 is 1,000.00: only amounts above it"
-          type="number"
-        />
-        <GroupSelect name="group" label="Group" groups={props.groups} />
-        <Field
-          name="channel"
-          label="Channel (optional)"
-          hint="where its notifications go, e.g. #finance-approvals"
-        />
-        <Field
-          name="escalateAfter"
-          label="Escalate after (minutes, optional)"
-          hint="undecided this long: escalated"
-          type="number"
-        />
-        <GroupSelect
-          name="escalationGroup"
-          label="Escalation group"
-          groups={props.groups}
-          none="no escalation"
-        />
-        <Field name="escalationChannel" label="Escalation channel (optional)" hint="e.g. #finance-leads" />
-        <Field
-          name="position"
-          label="Order (optional)"
-          hint="routes are tried from the lowest order; empty: after the last route"
-          type="number"
-        />
-        <div class="form-actions">
-          <button class="primary" type="submit">
-            Create route
-          </button>
-        </div>
-      </form>
+      <RouteForm
+        action="/routing/routes"
+        ids={(name) => `route-${name}`}
+        csrf={props.session.csrfToken}
+        groups={props.groups.map((g) => g.name)}
+        operations={props.operations}
+        submit="Create route"
+      />
     </section>
+  );
+}
+
+/** Each route's fields to change, folded: a change keeps its id, and is audited `updated`. */
+function EditRoutes(props: RoutingPageProps) {
+  return (
+    <>
+      {props.routes.map((r) => (
+        <details class="card">
+          <summary>Edit route {r.name}</summary>
+          <RouteForm
+            action={`/routing/routes/${r.id}`}
+            ids={(name) => `route-${r.id}-${name}`}
+            csrf={props.session.csrfToken}
+            groups={props.groups.map((g) => g.name)}
+            operations={props.operations}
+            route={r}
+            submit={`Save route ${r.name}`}
+          />
+        </details>
+      ))}
+    </>
   );
 }
 
@@ -312,6 +383,7 @@ export function RoutingPage(props: RoutingPageProps) {
             </tbody>
           </ListTable>
         )}
+        <EditRoutes {...props} />
         <NewRoute {...props} />
         <h2>Groups</h2>
         {props.groups.length === 0 ? (
