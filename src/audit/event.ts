@@ -19,6 +19,10 @@ export const AUDIT_STEPS = Object.freeze([
   'revoked',
   'read',
   'operator_changed',
+  'route_changed',
+  'group_changed',
+  'escalated',
+  'reminded',
 ] as const);
 
 /** Every step the audit trail records. */

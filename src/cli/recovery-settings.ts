@@ -89,3 +89,13 @@ export function recoverySettings(
     );
   return Object.freeze({ leaseMs, sweepMs, reconcile: Object.freeze({ firstMs, maxMs }), maxAttempts });
 }
+
+/** The default of `recovery.remindBefore`: approvers are reminded five minutes before a proposal expires. */
+export const REMIND_BEFORE_DEFAULT_MS = 5 * 60_000;
+
+/** `recovery.remindBefore` in milliseconds, or false when reminders are off. */
+export function remindBeforeMs(config: RecoveryConfig | undefined): number | false {
+  const value = config?.remindBefore;
+  if (value === false) return false;
+  return value === undefined ? REMIND_BEFORE_DEFAULT_MS : durationOf(value, 'recovery.remindBefore');
+}

@@ -6,3 +6,4 @@
 export { type DemoAgentReport, runDemoAgent } from './demo-agent.js';
 export { type DemoCredentials, type DemoOperator, writeDemoCredentials } from './demo-credentials.js';
 export { DEMO_TENANTS, type SeedResult, seedDemo } from './seed-demo.js';
+export { seedDemoRouting } from './demo-routing.js';

@@ -13,6 +13,7 @@ import type { ApprovalRecord, ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import { approvalRight } from './decision-right.js';
+import { routeOf } from './routing.js';
 import type { EngineContext } from './engine-context.js';
 import { AttemptInsertFailed, claim } from './claim.js';
 import type { VerifiedParts } from './execution-contract.js';
@@ -293,6 +294,7 @@ async function approveInTransaction(ctx: EngineContext, input: ApproveInput): Pr
       requestedBy: record.requestedBy,
       editedBy: record.editedBy,
       policy,
+      route: await routeOf(t.tx, record.tenant, record.id),
     });
     if (right.kind === 'refused') {
       return refuse(t, record, approver, {

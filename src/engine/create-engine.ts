@@ -25,6 +25,21 @@ import { type WithdrawResult, withdrawLapsedApprovals } from './withdraw-approva
 import { type DeclineInput, type DeclineResult, decline } from './decline.js';
 import { type DecisionAction, type DecisionRight, decisionRight, factsOf } from './decision-right.js';
 import { countNeeding, listNeeding } from './needs-you.js';
+import { escalateDue, remindDue } from './escalate.js';
+import {
+  type DeleteRoutingResult,
+  deleteGroup,
+  deleteRoute,
+  type Group,
+  listGroups,
+  listRoutes,
+  type Route,
+  type RouteInput,
+  type SaveGroupResult,
+  type SaveRouteResult,
+  saveGroup,
+  saveRoute,
+} from './route-admin.js';
 import { type EditInput, type EditResult, edit } from './edit.js';
 import type { LifecycleObserver, StepWriter } from './audit-step.js';
 import { type Clock, type EngineContext, type Logger, silentLogger } from './engine-context.js';
@@ -233,7 +248,11 @@ export interface TypedEngine<Ops extends Operations> {
   readonly audit: EngineAudit;
   /** Read tools. */
   readonly reads: EngineReads;
-  /** Expiry, recovery and automatic reconciliation, and handing attempts back at shutdown. */
+  /** Routes: which group (and channel) decides which proposals; admin-managed, audited. */
+  readonly routes: EngineRoutes;
+  /** Groups: the named sets of approvers routes send proposals to; admin-managed, audited. */
+  readonly groups: EngineGroups;
+  /** Expiry, recovery and automatic reconciliation, escalation and reminders, and handing attempts back at shutdown. */
   readonly sweeps: EngineSweeps;
   /** Closes the store. */
   close(): Promise<void>;
@@ -310,6 +329,48 @@ export interface EngineGrants<Ops extends Operations = Operations> {
   get(tenant: string, grantId: string): Promise<Grant | undefined>;
 }
 
+/**
+ * `engine.routes`: a tenant's routes. A new proposal is given the first route (in `position`
+ * order) that matches it; then only that route's group may decide it (`forbidden` for anyone
+ * else, on every path), sees it in "Needs you" and is notified of it. Unrouted proposals go to
+ * every approver. Changes are made by an admin of the tenant, audited `route_changed`, and never
+ * re-route pending proposals.
+ */
+export interface EngineRoutes {
+  /** The tenant's routes, in the order they are tried. */
+  list(tenant: string): Promise<Route[]>;
+  /** Creates a route, or replaces the one with `id`. */
+  save(input: {
+    readonly tenant: string;
+    readonly id?: string;
+    readonly route: RouteInput;
+    readonly actor: Actor;
+  }): Promise<SaveRouteResult>;
+  delete(input: {
+    readonly tenant: string;
+    readonly id: string;
+    readonly actor: Actor;
+  }): Promise<DeleteRoutingResult>;
+}
+
+/** `engine.groups`: a tenant's groups of approvers (admin-managed, audited `group_changed`). */
+export interface EngineGroups {
+  list(tenant: string): Promise<Group[]>;
+  /** Creates a group or replaces its members (principal ids, e.g. `user:ana@acme.test`). */
+  save(input: {
+    readonly tenant: string;
+    readonly name: string;
+    readonly members: readonly string[];
+    readonly actor: Actor;
+  }): Promise<SaveGroupResult>;
+  /** Deletes a group no route names. */
+  delete(input: {
+    readonly tenant: string;
+    readonly name: string;
+    readonly actor: Actor;
+  }): Promise<DeleteRoutingResult>;
+}
+
 /** `engine.audit`: the hash-chained audit events, per proposal and per tenant. */
 export interface EngineAudit {
   /** Every audit event of a proposal, in chain order (all of them: views should page or use {@link timeline}). */
@@ -350,6 +411,16 @@ export interface EngineSweeps {
   recover(options?: RecoverOptions): Promise<RecoverySummary>;
   /** Expires pending proposals past their expiry; returns how many. */
   expireDue(): Promise<number>;
+  /**
+   * Escalates every pending proposal whose route's escalation time has come (once, audited
+   * `escalated`): its escalation group may decide it from then on and is notified. Returns how many.
+   */
+  escalateDue(options?: { readonly limit?: number }): Promise<number>;
+  /**
+   * Reminds the approvers of every pending proposal expiring within `beforeExpiryMs` (once per
+   * proposal, audited `reminded`, notified through the outbox). Returns how many.
+   */
+  remindDue(options: { readonly beforeExpiryMs: number; readonly limit?: number }): Promise<number>;
   /** Expires pending proposals of an operation below a scope version (`unsupported_scope_version`). */
   expireVersion(input: ExpireVersionInput): Promise<{ expired: number; tenants: Record<string, number> }>;
   /**
@@ -460,6 +531,18 @@ export async function createEngine<Ops extends Operations>(
       list: (tenant: string, query?: { subject?: string; limit?: number }) => listGrants(ctx, tenant, query),
       get: (tenant: string, grantId: string) => getGrant(ctx, tenant, grantId),
     }),
+    routes: Object.freeze({
+      list: (tenant: string) => listRoutes(ctx, tenant),
+      save: (input: { tenant: string; id?: string; route: RouteInput; actor: Actor }) =>
+        saveRoute(ctx, input),
+      delete: (input: { tenant: string; id: string; actor: Actor }) => deleteRoute(ctx, input),
+    }),
+    groups: Object.freeze({
+      list: (tenant: string) => listGroups(ctx, tenant),
+      save: (input: { tenant: string; name: string; members: readonly string[]; actor: Actor }) =>
+        saveGroup(ctx, input),
+      delete: (input: { tenant: string; name: string; actor: Actor }) => deleteGroup(ctx, input),
+    }),
     audit: Object.freeze({
       events: (tenant: string, id: string) => proposalAudit(ctx, tenant, id),
       page: (tenant: string, id: string, input?: AuditPageInput) => proposalAuditPage(ctx, tenant, id, input),
@@ -474,6 +557,9 @@ export async function createEngine<Ops extends Operations>(
       reconcileDue: (dueOptions?: { readonly limit?: number }) => reconcileDue(ctx, dueOptions),
       recover: (recoverOptions?: RecoverOptions) => recover(ctx, { ...recoverOptions, ...executeOptions }),
       expireDue: () => expireDue(ctx),
+      escalateDue: (escalateOptions?: { readonly limit?: number }) => escalateDue(ctx, escalateOptions),
+      remindDue: (remindOptions: { readonly beforeExpiryMs: number; readonly limit?: number }) =>
+        remindDue(ctx, remindOptions),
       expireVersion: (input: ExpireVersionInput) => expireVersion(ctx, input),
       releaseLeases: () => releaseLeases(ctx),
     }),

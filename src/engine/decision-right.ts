@@ -2,6 +2,7 @@ import type { Actor } from '../operation/actor.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import type { EngineContext } from './engine-context.js';
 import type { Proposal } from './proposal.js';
+import { type ProposalRoute, routeRefusal } from './routing.js';
 
 /** A decision an operator takes on a proposal. */
 export type DecisionAction = 'approve' | 'decline' | 'edit' | 'reconcile';
@@ -34,6 +35,8 @@ export interface DecisionFacts {
   readonly policy: { readonly required: number; readonly roles: readonly string[] };
   /** Who has approved so far (for a quorum). */
   readonly approvedBy: readonly string[];
+  /** The route it was given (only its group's members decide it), or null when unrouted. */
+  readonly route: ProposalRoute | null;
 }
 
 /** The facts the checks read, from a public proposal (its approvals so far included). */
@@ -46,6 +49,7 @@ export function factsOf(proposal: Proposal): DecisionFacts {
     editedBy: proposal.editedBy,
     policy: proposal.approvals,
     approvedBy: proposal.approvals.given.map((g) => g.by),
+    route: proposal.route,
   };
 }
 
@@ -88,8 +92,9 @@ export function separationOfDuties(
 /**
  * Who may approve, in the order `approve` checks it: an operator of the tenant with an approver
  * role that the operation authorizes (`forbidden`), holding one of the frozen policy's roles
- * (`forbidden`), neither the proposer nor — unless allowed — the editor (`separation_of_duties`),
- * and never the editor toward a quorum. `editor` tells the claim that the editor approved.
+ * (`forbidden`), a member of the group of the proposal's route when it has one (`forbidden`),
+ * neither the proposer nor — unless allowed — the editor (`separation_of_duties`), and never the
+ * editor toward a quorum. `editor` tells the claim that the editor approved.
  */
 export function approvalRight(
   ctx: EngineContext,
@@ -108,6 +113,8 @@ export function approvalRight(
       message: `approving this proposal needs one of the roles ${roles.join(', ')}`,
     };
   }
+  const routed = routeRefusal(facts.route, actor.id);
+  if (routed !== undefined) return { kind: 'refused', reason: 'forbidden', message: routed };
   const duties = separationOfDuties(ctx, actor, facts, operation);
   if (duties.kind === 'refused')
     return { kind: 'refused', reason: 'separation_of_duties', message: duties.message };
@@ -149,6 +156,9 @@ export function decisionRight(
     }
   } else if (!(action === 'reconcile' && actor.kind === 'system') && !mayDecide(ctx, actor, facts.tenant)) {
     return { kind: 'refused', reason: 'forbidden', message: `not allowed to ${action} this proposal` };
+  } else if (action !== 'reconcile') {
+    const routed = routeRefusal(facts.route, actor.id);
+    if (routed !== undefined) return { kind: 'refused', reason: 'forbidden', message: routed };
   }
   if (!operation && action !== 'decline') {
     return {

@@ -1,6 +1,7 @@
 import type { Actor } from '../operation/actor.js';
 import type { DenialReason } from '../operation/reasons.js';
 import { mayDecide } from './decision-right.js';
+import { routeOf, routeRefusal } from './routing.js';
 import { policyOf } from './proposal.js';
 import { inTransaction } from './audit-step.js';
 import { refusingCorruptChain } from './corrupt-audit-chain.js';
@@ -80,6 +81,8 @@ function declineInTransaction(ctx: EngineContext, input: DeclineInput): Promise<
     const roles = policyOf(record).roles;
     if (roles.length > 0 && !input.actor.roles.some((r) => roles.includes(r)))
       return refuse('forbidden', `declining this proposal needs one of the roles ${roles.join(', ')}`);
+    const routed = routeRefusal(await routeOf(t.tx, record.tenant, record.id), input.actor.id);
+    if (routed !== undefined) return refuse('forbidden', routed);
     if (record.status !== 'pending') {
       const reason: DenialReason =
         record.status === 'declined' || record.status === 'superseded' || record.status === 'expired'

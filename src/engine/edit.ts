@@ -8,6 +8,7 @@ import { refusingCorruptChain } from './corrupt-audit-chain.js';
 import type { EngineContext } from './engine-context.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { toProposal } from './proposal.js';
+import { proposalRouteOf, routeNewProposal, routeOf, routeRefusal } from './routing.js';
 import type { Operations, ProposalOf } from './operation-types.js';
 
 /** An operator changes editable request fields of a pending proposal. */
@@ -88,6 +89,8 @@ function supersede(
 ): Promise<EditResult> {
   return inTransaction(ctx, async (t): Promise<EditResult> => {
     const { now } = t;
+    const routed = routeRefusal(await routeOf(t.tx, record.tenant, record.id), input.editor.id);
+    if (routed !== undefined) return { kind: 'not_editable', reason: 'forbidden', message: routed };
     if (now >= record.expiresAt)
       return { kind: 'not_editable', reason: 'expired', message: 'the proposal already expired' };
     const applied = await t.tx.updateProposal(
@@ -110,6 +113,8 @@ function supersede(
       return { kind: 'not_editable', reason, message: `the proposal is ${status}` };
     }
     await t.tx.insertProposal(next);
+    // The new revision is routed by the routes as they are now (its amount may have changed).
+    const route = await routeNewProposal(t.tx, next);
     await t.record({
       tenant: record.tenant,
       proposalId: record.id,
@@ -137,8 +142,10 @@ function supersede(
         supersedesDigest: record.digest,
         scopeVersion: next.scopeVersion,
         viewVersion: next.viewVersion,
+        ...(route ? { route: route.routeName, group: route.group } : {}),
       },
     });
-    return { kind: 'edited', proposal: toProposal(next), superseded: record.id };
+    const nextRoute = route ? proposalRouteOf(route, await t.tx.listGroups(next.tenant)) : null;
+    return { kind: 'edited', proposal: toProposal(next, undefined, [], nextRoute), superseded: record.id };
   });
 }

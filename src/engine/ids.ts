@@ -38,7 +38,9 @@ function random16(): Uint8Array {
  * then 80 random bits (as ULIDs do): ids created together sort together, so inserts append to the
  * store's B-trees instead of splitting random pages, and 80 bits stay unguessable.
  */
-export function newId(prefix: 'prp' | 'att' | 'cmd' | 'evt' | 'run' | 'cor' | 'grt' | 'read'): string {
+export function newId(
+  prefix: 'prp' | 'att' | 'cmd' | 'evt' | 'run' | 'cor' | 'grt' | 'read' | 'rte',
+): string {
   const bytes = random16();
   let time = Date.now();
   for (let i = 5; i >= 0; i--) {

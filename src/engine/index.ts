@@ -6,7 +6,9 @@ export {
   createEngine,
   type Engine,
   type EngineKind,
+  type EngineGroups,
   type EngineOptions,
+  type EngineRoutes,
   type TypedEngine,
   type UntypedEngine,
 } from './create-engine.js';
@@ -44,6 +46,16 @@ export type {
 } from './operation-types.js';
 export type { Proposal, ProposalApprovals } from './proposal.js';
 export type { ProposeInput, ProposeResult } from './propose.js';
+export type {
+  DeleteRoutingResult,
+  Group,
+  Route,
+  RouteInput,
+  RoutingRefusal,
+  SaveGroupResult,
+  SaveRouteResult,
+} from './route-admin.js';
+export { type ProposalRoute, routeChannel } from './routing.js';
 export {
   DEFAULT_PROPOSAL_LIMITS,
   type ProposalLimit,

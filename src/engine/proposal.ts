@@ -7,6 +7,7 @@ import type { ProposalFacts } from '../operation/define-operation.js';
 import type { Outcome } from '../operation/outcome.js';
 import type { ApprovalRecord, ProposalRecord, ProposalStatus } from '../store/records.js';
 import type { ProposalOf } from './operation-types.js';
+import type { ProposalRoute } from './routing.js';
 
 /**
  * The public, read-only view of a proposal. Every JSON part is deep-frozen. A typed engine gives
@@ -62,6 +63,11 @@ export interface Proposal<
    * decided by one human approval, `given` holds that approver; a grant's approval is not listed.
    */
   readonly approvals: ProposalApprovals;
+  /**
+   * The route it was given when it was created (see {@link ProposalRoute}): only the route's group
+   * decides it. Null when no route matched: every approver of the tenant may.
+   */
+  readonly route: ProposalRoute | null;
 }
 
 /** Who must approve a proposal, and who has. */
@@ -223,6 +229,7 @@ export function toProposal(
   record: ProposalRecord,
   now?: number,
   approvals: readonly ApprovalRecord[] = [],
+  route: ProposalRoute | null = null,
 ): Proposal {
   const policy = policyOf(record);
   const given =
@@ -269,6 +276,7 @@ export function toProposal(
       roles: Object.freeze([...policy.roles]),
       given: Object.freeze(given.map((g) => Object.freeze(g))),
     }),
+    route,
   };
 }
 

@@ -3,6 +3,7 @@ import type { EngineContext } from './engine-context.js';
 import { inTransaction } from './audit-step.js';
 import { type FreezeFacts, freezeProposal, type InvalidRequest, invalidRequest } from './freeze-proposal.js';
 import { toProposal } from './proposal.js';
+import { routeNewProposal, routeOf } from './routing.js';
 import type { OperationKind, Operations, OutcomeOf, ProposalOf, RequestOf } from './operation-types.js';
 import { execute, type ExecuteOptions } from './execute.js';
 import { applyGrants, coveringGrants, type GrantDecision } from './grants.js';
@@ -150,13 +151,15 @@ export async function propose(
   const written = await writeProposal(ctx, record, granted);
   if (written.kind !== 'written') return written;
   const { grant } = written;
-  if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record) };
-  if (grant.kind === 'refused') return { kind: 'proposed', proposal: toProposal(record), grant };
+  const route = written.routed ? await ctx.store.read((tx) => routeOf(tx, tenant, record.id)) : null;
+  if (grant === undefined) return { kind: 'proposed', proposal: toProposal(record, undefined, [], route) };
+  if (grant.kind === 'refused')
+    return { kind: 'proposed', proposal: toProposal(record, undefined, [], route), grant };
   const outcome = await execute(ctx, grant.contract, executeOptions);
   const stored = await ctx.store.read((tx) => tx.getProposal(tenant, record.id));
   return {
     kind: 'proposed',
-    proposal: toProposal(stored ?? record),
+    proposal: toProposal(stored ?? record, undefined, [], route),
     grant: { kind: 'approved_by_grant', grantId: grant.grantId, outcome },
   };
 }
@@ -175,11 +178,17 @@ async function writeProposal(
 ): Promise<
   | InvalidRequest
   | CorruptAuditChain
-  | { readonly kind: 'written'; readonly grant: Awaited<ReturnType<typeof applyGrants>> }
+  | {
+      readonly kind: 'written';
+      readonly grant: Awaited<ReturnType<typeof applyGrants>>;
+      readonly routed: boolean;
+    }
 > {
   try {
-    const grant = await inTransaction(ctx, async (t) => {
+    const { grant, routed } = await inTransaction(ctx, async (t) => {
       await t.tx.insertProposal(record);
+      // Routed before its `proposed` event, whose notification goes to the routed group.
+      const route = await routeNewProposal(t.tx, record);
       await t.record({
         tenant: record.tenant,
         proposalId: record.id,
@@ -194,11 +203,15 @@ async function writeProposal(
           scopeVersion: record.scopeVersion,
           viewVersion: record.viewVersion,
           scopeDigest: record.scopeDigest,
+          ...(route ? { route: route.routeName, group: route.group } : {}),
         },
       });
-      return granted ? applyGrants(ctx, t, record) : undefined;
+      return {
+        grant: granted ? await applyGrants(ctx, t, record) : undefined,
+        routed: route !== undefined,
+      };
     });
-    return { kind: 'written', grant };
+    return { kind: 'written', grant, routed };
   } catch (error) {
     if (error instanceof CorruptAuditChainError) return corruptAuditChain(ctx, error);
     if (!(error instanceof UnstorableValueError)) throw error;

@@ -7,6 +7,7 @@ import type { Actor } from '../operation/actor.js';
 import type { EngineContext } from './engine-context.js';
 import { policyOf, type Proposal, toProposal } from './proposal.js';
 import type { OperationKind, Operations, ProposalOf } from './operation-types.js';
+import { routeOf, routesOf } from './routing.js';
 
 /** One page of a tenant's proposals, newest first (of kinds `K` on a typed engine). */
 export interface ProposalPage<
@@ -60,9 +61,11 @@ export async function getProposal(
 ): Promise<Proposal | undefined> {
   const found = await ctx.store.read(async (tx) => {
     const record = await tx.getProposal(tenant, proposalId);
-    return record ? { record, approvals: await approvalsOf(tx, record) } : undefined;
+    return record
+      ? { record, approvals: await approvalsOf(tx, record), route: await routeOf(tx, tenant, record.id) }
+      : undefined;
   });
-  return found ? toProposal(found.record, ctx.clock.now(), found.approvals) : undefined;
+  return found ? toProposal(found.record, ctx.clock.now(), found.approvals, found.route) : undefined;
 }
 
 type Position =
@@ -131,7 +134,7 @@ export async function listProposals(
   const sort = input.sort ?? 'created';
   const decoded = decodeCursor(input.cursor);
   const position = decoded?.sort === sort ? decoded : undefined;
-  const { records, approvals } = await ctx.store.read(async (tx) => {
+  const { records, approvals, routes } = await ctx.store.read(async (tx) => {
     const records = await tx.listProposals(tenant, {
       limit: limit + 1,
       ...filterOf(input),
@@ -143,13 +146,18 @@ export async function listProposals(
           : {}),
     });
     const approvals = await Promise.all(records.slice(0, limit).map((r) => approvalsOf(tx, r)));
-    return { records, approvals };
+    const routes = await routesOf(
+      tx,
+      tenant,
+      records.slice(0, limit).map((r) => r.id),
+    );
+    return { records, approvals, routes };
   });
   const page = records.slice(0, limit);
   const last = page[page.length - 1];
   const now = ctx.clock.now();
   return {
-    items: page.map((r, i) => toProposal(r, now, approvals[i])),
+    items: page.map((r, i) => toProposal(r, now, approvals[i], routes.get(r.id) ?? null)),
     ...(records.length > limit && last ? { nextCursor: encodeCursor(sort, last) } : {}),
   };
 }

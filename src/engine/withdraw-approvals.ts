@@ -3,6 +3,7 @@ import type { ProposalRecord } from '../store/records.js';
 import { inTransaction, type StepTransaction } from './audit-step.js';
 import { type CorruptAuditChain, refusingCorruptChain } from './corrupt-audit-chain.js';
 import { approvalRight } from './decision-right.js';
+import { routeOf } from './routing.js';
 import type { EngineContext } from './engine-context.js';
 import { policyOf } from './proposal.js';
 
@@ -63,6 +64,7 @@ export async function withdrawLapsed(
     requestedBy: record.requestedBy,
     editedBy: record.editedBy,
     policy: policyOf(record),
+    route: await routeOf(t.tx, record.tenant, record.id),
   };
   const withdrawn: string[] = [];
   for (const id of earlier) {

@@ -1,3 +1,4 @@
+import { asksForDecision } from './lifecycle-event.js';
 import type { NotificationPayload } from './outbox-writer.js';
 
 // Headers and the subject are one line: a title with a line break cannot add a header.
@@ -66,6 +67,18 @@ function heading(payload: NotificationPayload): { subject: string; opening: stri
         ],
       };
     }
+    case 'proposal.escalated':
+      return {
+        subject: `Escalated to you: ${title} [${d.short}]`,
+        opening: [
+          `Nobody decided this in time${d.route ? ` on the route ${oneLine(d.route.name)}` : ''}; it is escalated${d.route ? ` to the group ${oneLine(d.route.group)}` : ''}: ${title}`,
+        ],
+      };
+    case 'proposal.reminded':
+      return {
+        subject: `Reminder, expires soon: ${title} [${d.short}]`,
+        opening: [`Still waiting for a decision before it expires: ${title}`],
+      };
     case 'proposal.outcome': {
       const status = d.resolution ? `${d.status} (${d.resolution})` : d.status;
       return {
@@ -96,7 +109,7 @@ export function notificationEmail(
   const { subject, opening } = heading(payload);
   const amount = d.amount?.display;
   const fields = (d.highImpact ?? []).filter((f) => f.text !== amount);
-  const deciding = payload.type === 'proposal.created' || payload.type === 'proposal.approval_given';
+  const deciding = asksForDecision(payload.type);
   const lines = [
     ...opening,
     '',

@@ -1,3 +1,4 @@
+import { asksForDecision } from './lifecycle-event.js';
 import { createTransport } from 'nodemailer';
 import { parseStoredJson } from '../canonical/stored-json.js';
 import { approvalLink, type ChannelSender, type PublicUrl } from './channel.js';
@@ -55,7 +56,7 @@ export function emailSender(target: EmailTarget, context: EmailContext): Channel
     socketTimeout: timeoutMs,
   });
   return async (delivery) => {
-    const deciding = delivery.type === 'proposal.created' || delivery.type === 'proposal.approval_given';
+    const deciding = asksForDecision(delivery.type);
     if (deciding && !(await context.stillPending(delivery.tenant, delivery.proposalId)))
       return { kind: 'skipped', reason: 'not_pending' };
     const payload = parseStoredJson(delivery.payloadJson) as unknown as NotificationPayload;

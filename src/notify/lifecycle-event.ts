@@ -3,12 +3,26 @@ import type { PendingAuditEvent } from '../audit/event.js';
 /**
  * The lifecycle events notifications carry. `proposal.approval_given`: an approval toward a quorum
  * that is not complete yet (1 of 2); the proposal stays pending for the other approvers.
+ * `proposal.escalated`: nobody decided a routed proposal within its route's escalation time; its
+ * escalation group may decide it now. `proposal.reminded`: a pending proposal expires soon (once).
  */
 export type LifecycleEventType =
   | 'proposal.created'
   | 'proposal.approval_given'
+  | 'proposal.escalated'
+  | 'proposal.reminded'
   | 'proposal.decided'
   | 'proposal.outcome';
+
+/** The events that ask the approvers who may still decide a pending proposal to decide it. */
+export function asksForDecision(type: string): boolean {
+  return (
+    type === 'proposal.created' ||
+    type === 'proposal.approval_given' ||
+    type === 'proposal.escalated' ||
+    type === 'proposal.reminded'
+  );
+}
 
 /** What a decision made of a pending proposal. */
 export type DecisionStatus = 'approved' | 'declined' | 'expired' | 'superseded';
@@ -25,6 +39,8 @@ export type OutcomeStatus =
 export type LifecycleEvent =
   | { readonly type: 'proposal.created'; readonly status: 'pending' }
   | { readonly type: 'proposal.approval_given'; readonly status: 'pending' }
+  | { readonly type: 'proposal.escalated'; readonly status: 'pending' }
+  | { readonly type: 'proposal.reminded'; readonly status: 'pending' }
   | { readonly type: 'proposal.decided'; readonly status: DecisionStatus }
   | { readonly type: 'proposal.outcome'; readonly status: OutcomeStatus; readonly resolution?: string };
 
@@ -49,6 +65,10 @@ export function lifecycleEventOf(
       return { type: 'proposal.created', status: 'pending' };
     case 'partially_approved':
       return { type: 'proposal.approval_given', status: 'pending' };
+    case 'escalated':
+      return { type: 'proposal.escalated', status: 'pending' };
+    case 'reminded':
+      return { type: 'proposal.reminded', status: 'pending' };
     case 'approved':
       return { type: 'proposal.decided', status: 'approved' };
     case 'declined':

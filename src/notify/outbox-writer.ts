@@ -6,10 +6,10 @@ import { parseStoredJson } from '../canonical/stored-json.js';
 import type { StepWriter } from '../engine/audit-step.js';
 import type { AnyOperation } from '../operation/define-operation.js';
 import { formatMoney } from '../operation/money.js';
-import type { ProposalRecord } from '../store/records.js';
+import type { ProposalRecord, ProposalRouteRecord } from '../store/records.js';
 import { type NotificationChannel, outboxOf } from '../store/sql-outbox.js';
 import { checkDeliverySealKey, sealDelivery } from './delivery-seal.js';
-import { type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
+import { asksForDecision, type LifecycleEvent, lifecycleEventOf } from './lifecycle-event.js';
 import {
   approvalsAt,
   highImpactFields,
@@ -65,6 +65,33 @@ export interface NotificationPayload {
     readonly supersedes: string | null;
     readonly supersededBy: string | null;
     readonly preview: unknown;
+    /**
+     * The route the proposal was given, or null when unrouted (every approver is notified). `group`
+     * and `channel` are where this notification goes: the escalation's once it was escalated.
+     */
+    readonly route: NotificationRoute | null;
+  };
+}
+
+/** Where a routed proposal's notification goes (see `engine.routes`). */
+export interface NotificationRoute {
+  readonly id: string;
+  readonly name: string;
+  readonly group: string;
+  readonly channel: string | null;
+  readonly escalated: boolean;
+}
+
+/** The route a notification names, from a proposal's recorded route (the escalation's once escalated). */
+export function notificationRoute(route: ProposalRouteRecord | undefined): NotificationRoute | null {
+  if (!route) return null;
+  const escalated = route.escalatedAt !== null && route.escalationGroup !== null;
+  return {
+    id: route.routeId,
+    name: route.routeName,
+    group: escalated ? (route.escalationGroup ?? route.group) : route.group,
+    channel: escalated ? route.escalationChannel : route.channel,
+    escalated,
   };
 }
 
@@ -120,6 +147,7 @@ export function notificationPayload(
   record: ProposalRecord,
   operation: AnyOperation | undefined,
   approvals: NotificationApprovals,
+  route: NotificationRoute | null = null,
 ): NotificationPayload {
   const stored = parseStoredJson(record.previewJson);
   const preview = operation ? redact(stored, operation.fields, '$') : stored;
@@ -151,17 +179,18 @@ export function notificationPayload(
       supersedes: record.supersedes,
       supersededBy: record.supersededBy,
       preview,
+      route,
     },
   };
 }
 
 /**
- * Which events are mailed: a new proposal and an approval toward a quorum (to the approvers who
- * may still decide it), and an outcome (to the people who approved it; none after a grant).
+ * Which events are mailed: a new proposal, an approval toward a quorum, an escalation and a
+ * reminder (to the approvers who may still decide it), and an outcome (to the people who approved it; none after a grant).
  */
 function mailed(lifecycle: LifecycleEvent, approvals: NotificationApprovals): boolean {
   if (lifecycle.type === 'proposal.outcome') return approvals.approvers.length > 0;
-  return lifecycle.type === 'proposal.created' || lifecycle.type === 'proposal.approval_given';
+  return asksForDecision(lifecycle.type);
 }
 
 /** A new delivery id. */
@@ -188,8 +217,16 @@ export function notificationOutbox(options: OutboxWriterOptions): StepWriter {
     const record = await tx.getProposal(event.tenant, event.proposalId);
     if (!record) return;
     const approvals = await approvalsAt(tx, event, record, sealKey);
+    const [route] = await tx.listProposalRoutes(record.tenant, [record.id]);
     const payloadJson = canonicalize(
-      notificationPayload(event, lifecycle, record, operations.get(record.operation), approvals),
+      notificationPayload(
+        event,
+        lifecycle,
+        record,
+        operations.get(record.operation),
+        approvals,
+        notificationRoute(route),
+      ),
     );
     // Inserts only: the claim's row locking does not apply here.
     const outbox = outboxOf(tx, {});

@@ -7,14 +7,14 @@ export type SlackChannelChooser = (
 ) => string | Promise<string>;
 
 /**
- * The Slack channel a new proposal of `tenant` is posted to: the channel its route names, else
- * `defaults.channel`, the configured channel of unrouted proposals (`COUNTERSIGN_SLACK_CHANNEL`).
- * Routing plugs in here; without routes every proposal goes to the configured channel.
+ * The Slack channel a proposal's card is posted to: the channel its route names now (the
+ * escalation's once escalated), else `defaults.channel`, the configured channel of unrouted
+ * proposals (`COUNTERSIGN_SLACK_CHANNEL`).
  */
 export function slackChannelFor(
   _tenant: string,
-  _proposal: NotificationPayload['data'],
+  proposal: NotificationPayload['data'],
   defaults: { readonly channel: string },
 ): string {
-  return defaults.channel;
+  return proposal.route?.channel ?? defaults.channel;
 }

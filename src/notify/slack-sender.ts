@@ -1,6 +1,6 @@
 import { parseStoredJson } from '../canonical/stored-json.js';
 import type { AnyOperation } from '../operation/define-operation.js';
-import { outboxOf } from '../store/sql-outbox.js';
+import { type OutboxRecord, outboxOf } from '../store/sql-outbox.js';
 import { slackRecordsOf } from '../store/sql-slack.js';
 import { checkDeliverySeal } from './delivery-seal.js';
 import type { Store } from '../store/store.js';
@@ -94,12 +94,28 @@ export function slackSender(api: SlackApi, context: SlackContext): ChannelSender
     return updated.kind === 'ok' ? 'updated' : { failed: updated.error };
   };
 
+  // An escalation tells the escalation group where it is: a card of its own in the escalation's
+  // channel. The first card stays the one updated in place; a click on either decides the same
+  // digest through the same checks.
+  const postEscalation = async (delivery: OutboxRecord, data: NotificationPayload['data']) => {
+    if (data.route?.escalated !== true || data.route.channel === null) return undefined;
+    const state = await context.state(delivery.tenant, delivery.proposalId);
+    if (state?.status !== 'pending') return undefined;
+    const posted = await api.postMessage({ channel: data.route.channel, ...cardOf(data, state) });
+    return posted.kind === 'failed' ? posted.error : undefined;
+  };
+
   const send: ChannelSender = async (delivery) => {
     const payload = parseStoredJson(delivery.payloadJson) as unknown as NotificationPayload;
     const refreshed = await refresh(delivery.tenant, delivery.proposalId, payload.data);
-    if (refreshed === 'updated') return { kind: 'delivered' };
     if (refreshed === 'gone') return { kind: 'skipped', reason: 'not_pending' };
-    if (refreshed !== 'no_message') return { kind: 'failed', error: refreshed.failed };
+    if (typeof refreshed === 'object') return { kind: 'failed', error: refreshed.failed };
+    // After the update, so a retry after a failed update never posts the escalation twice.
+    if (delivery.type === 'proposal.escalated') {
+      const failed = await postEscalation(delivery, payload.data);
+      return failed ? { kind: 'failed', error: failed } : { kind: 'delivered' };
+    }
+    if (refreshed === 'updated') return { kind: 'delivered' };
     if (delivery.type !== 'proposal.created') return { kind: 'skipped', reason: 'no_message' };
     const state = await context.state(delivery.tenant, delivery.proposalId);
     if (state?.status !== 'pending') return { kind: 'skipped', reason: 'not_pending' };

@@ -46,7 +46,7 @@ export const REASON_DESCRIPTIONS: Readonly<Record<Reason, string>> = {
   approved: 'an operator approved exactly this contract',
   approved_by_grant: 'a live grant covered the proposal and approved it without a human',
   not_found: 'no such proposal, grant or attempt in this tenant',
-  forbidden: 'the actor may not take this action (role, tenant or policy)',
+  forbidden: 'the actor may not take this action (role, tenant, policy, or a route to another group)',
   expired: 'the proposal or approval window has passed',
   declined: 'an operator declined the proposal',
   superseded: 'an edit replaced the proposal with a new revision',

@@ -13,6 +13,7 @@ import { type OidcConfig, OidcRelyingParty } from './auth/oidc.js';
 import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
 import { operatorConsoleRoutes } from './console/operator-console-routes.js';
+import { routingConsoleRoutes } from './console/routing-console-routes.js';
 import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
@@ -208,6 +209,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
       engine: options.engine,
     }),
   );
+  app.route('/', routingConsoleRoutes({ engine: options.engine, publicUrl, sso: oidc !== undefined }));
   app.route(
     '/',
     consoleRoutes({

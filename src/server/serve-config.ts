@@ -102,7 +102,7 @@ export interface RecoveryConfig {
    * provider call is not taken over while it still runs.
    */
   readonly lease?: string | number;
-  /** How often the expiry, recovery and reconciliation sweep runs (default `15s`, at most the lease). */
+  /** How often the expiry, recovery, reconciliation, escalation and reminder sweep runs (default `15s`, at most the lease). */
   readonly sweepInterval?: string | number;
   /**
    * The automatic reconciliation of `needs_reconciliation` proposals: the first try `first` after
@@ -120,6 +120,11 @@ export interface RecoveryConfig {
    * the restarts you expect while one proposal is in flight.
    */
   readonly maxAttempts?: number;
+  /**
+   * How long before a pending proposal expires its approvers are reminded, once, through the
+   * notifications (default `5m`; only with notifications configured). `false`: no reminders.
+   */
+  readonly remindBefore?: string | number | false;
 }
 
 const DURATION = z.union([
@@ -134,6 +139,7 @@ const RECOVERY = z.strictObject({
     .union([z.literal(false), z.strictObject({ first: DURATION.optional(), max: DURATION.optional() })])
     .optional(),
   maxAttempts: z.number().int().min(1, 'must be a whole number of at least 1').optional(),
+  remindBefore: z.union([z.literal(false), DURATION]).optional(),
 });
 
 /** The config's `recovery`, checked: the first problem names its field (`recovery.lease`). */

@@ -37,11 +37,14 @@ export {
   type AttemptStatus,
   FINAL_STATUSES,
   type GrantRecord,
+  type GroupRecord,
   PROPOSAL_FORMAT_VERSION,
   PROPOSAL_STATUSES,
   type ProposalPatch,
   type ProposalRecord,
+  type ProposalRouteRecord,
   type ProposalStatus,
+  type RouteRecord,
 } from './records.js';
 export type { Outcome } from '../operation/outcome.js';
 export type { LocalTransaction } from '../operation/define-operation.js';

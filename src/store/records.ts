@@ -183,3 +183,59 @@ export interface GrantRecord {
 
 /** Re-export for stores that persist outcomes. */
 export type { Outcome };
+
+/**
+ * A group: a tenant's named set of approvers a route sends proposals to. `members` are principal
+ * ids (an operator of the console is `user:<email>`), sorted.
+ */
+export interface GroupRecord {
+  readonly tenant: string;
+  readonly name: string;
+  readonly members: readonly string[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/**
+ * A route: a tenant's rule sending an operation's proposals (optionally only above an amount, or
+ * only for a resource pattern) to a group and a channel, with an optional escalation. Routes are
+ * tried in `position` order (then id); the first that matches a new proposal is its route.
+ */
+export interface RouteRecord {
+  readonly tenant: string;
+  readonly id: string;
+  readonly name: string;
+  readonly position: number;
+  readonly operation: string;
+  /** A resource (`invoice:inv-1`) or a `prefix*` pattern (`invoice:*`); null for any resource. */
+  readonly resource: string | null;
+  /** The scope field holding an amount in minor units (`amount_minor`); null for any amount. */
+  readonly amountField: string | null;
+  /** With `amountField`: the route matches amounts strictly above this many minor units. */
+  readonly above: number | null;
+  readonly group: string;
+  readonly channel: string | null;
+  /** After this long undecided, the proposal is escalated to `escalationGroup`; null: never. */
+  readonly escalateAfterMs: number | null;
+  readonly escalationGroup: string | null;
+  readonly escalationChannel: string | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+/**
+ * The route a proposal was given when it was created, copied from the route then (changing the
+ * route later never re-routes it), and whether it was escalated.
+ */
+export interface ProposalRouteRecord {
+  readonly tenant: string;
+  readonly proposalId: string;
+  readonly routeId: string;
+  readonly routeName: string;
+  readonly group: string;
+  readonly channel: string | null;
+  readonly escalateAt: number | null;
+  readonly escalationGroup: string | null;
+  readonly escalationChannel: string | null;
+  readonly escalatedAt: number | null;
+}

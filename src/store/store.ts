@@ -6,9 +6,12 @@ import type {
   AttemptRecord,
   AttemptStatus,
   GrantRecord,
+  GroupRecord,
   ProposalPatch,
   ProposalRecord,
+  ProposalRouteRecord,
   ProposalStatus,
+  RouteRecord,
 } from './records.js';
 
 /**
@@ -192,6 +195,11 @@ export type StoreReader = Pick<
   | 'queuedAuditTenants'
   | 'getAuditEvents'
   | 'listApprovals'
+  | 'listGroups'
+  | 'listRoutes'
+  | 'listProposalRoutes'
+  | 'listEscalationDue'
+  | 'listReminderDue'
 >;
 
 /** A grant's new seal, valid only if its usage is still what the engine read (`from`). */
@@ -350,6 +358,30 @@ export interface StoreTransaction {
   deleteApproval(tenant: string, proposalId: string, approver: string): Promise<boolean>;
   /** The approvals given to the tenant's pending proposals, by proposal, then oldest first. */
   listPendingApprovals(tenant: string): Promise<ApprovalRecord[]>;
+  /** A tenant's groups, by name. */
+  listGroups(tenant: string): Promise<GroupRecord[]>;
+  /** Creates a group or replaces its members (by tenant and name). */
+  putGroup(record: GroupRecord): Promise<void>;
+  /** Deletes a group; returns whether it existed. */
+  deleteGroup(tenant: string, name: string): Promise<boolean>;
+  /** A tenant's routes in the order they are tried (position, then id). */
+  listRoutes(tenant: string): Promise<RouteRecord[]>;
+  /** Creates a route or replaces it (by tenant and id; its `createdAt` is kept). */
+  putRoute(record: RouteRecord): Promise<void>;
+  /** Deletes a route; returns whether it existed. */
+  deleteRoute(tenant: string, id: string): Promise<boolean>;
+  /** Records the route a new proposal was given. */
+  insertProposalRoute(record: ProposalRouteRecord): Promise<void>;
+  /** The recorded routes of some of a tenant's proposals (unrouted ones have none). */
+  listProposalRoutes(tenant: string, proposalIds: readonly string[]): Promise<ProposalRouteRecord[]>;
+  /** Pending, unexpired proposals whose route's escalation time is at or before `now` and not escalated yet, across tenants. */
+  listEscalationDue(now: number, limit: number): Promise<{ tenant: string; id: string }[]>;
+  /** Compare-and-set: marks a proposal's route escalated at `now`, only once; returns whether it applied. */
+  markEscalated(tenant: string, proposalId: string, now: number): Promise<boolean>;
+  /** Pending proposals expiring after `now` and at or before `until` that were not reminded yet, across tenants. */
+  listReminderDue(now: number, until: number, limit: number): Promise<{ tenant: string; id: string }[]>;
+  /** Records a proposal's one reminder; returns false (and changes nothing) when it was reminded already. */
+  insertReminder(tenant: string, proposalId: string, now: number): Promise<boolean>;
   /**
    * Takes a tenant's chain head for this transaction, with whether events wait in its queue: the
    * ledger's (`src/ledger/`) first step to chain. Where rows lock, the head row stays locked until

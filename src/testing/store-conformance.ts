@@ -1013,6 +1013,98 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
       );
       assert.equal(results.filter(Boolean).length, 5);
     }),
+    withStore("groups and routes are a tenant's own, routes in position order", async (store) => {
+      const group = {
+        tenant: 'acme',
+        name: 'finance',
+        members: ['user:a@acme.test'],
+        createdAt: 1,
+        updatedAt: 1,
+      };
+      await store.transaction(async (tx) => {
+        await tx.putGroup(group);
+        await tx.putGroup({ ...group, members: ['user:a@acme.test', 'user:b@acme.test'], updatedAt: 2 });
+        await tx.putGroup({ ...group, tenant: 'globex', members: ['user:g@globex.test'] });
+      });
+      assert.deepEqual(await store.read((tx) => tx.listGroups('acme')), [
+        { ...group, members: ['user:a@acme.test', 'user:b@acme.test'], updatedAt: 2 },
+      ]);
+      const route = {
+        tenant: 'acme',
+        id: 'rte_b',
+        name: 'big payments',
+        position: 1,
+        operation: 'invoice.pay',
+        resource: 'invoice:*',
+        amountField: 'amount_minor',
+        above: 100_000,
+        group: 'finance',
+        channel: '#finance',
+        escalateAfterMs: 60_000,
+        escalationGroup: 'finance',
+        escalationChannel: null,
+        createdAt: 1,
+        updatedAt: 1,
+      };
+      await store.transaction(async (tx) => {
+        await tx.putRoute(route);
+        await tx.putRoute({
+          ...route,
+          id: 'rte_a',
+          position: 0,
+          resource: null,
+          amountField: null,
+          above: null,
+        });
+        await tx.putRoute({ ...route, tenant: 'globex' });
+      });
+      const routes = await store.read((tx) => tx.listRoutes('acme'));
+      assert.deepEqual(
+        routes.map((r) => r.id),
+        ['rte_a', 'rte_b'],
+      );
+      assert.deepEqual(routes[1], route);
+      assert.equal(await store.transaction((tx) => tx.deleteRoute('globex', 'rte_a')), false);
+      assert.equal(await store.transaction((tx) => tx.deleteRoute('acme', 'rte_a')), true);
+      assert.equal(await store.transaction((tx) => tx.deleteGroup('acme', 'finance')), true);
+      assert.deepEqual(await store.read((tx) => tx.listGroups('acme')), []);
+      assert.equal((await store.read((tx) => tx.listGroups('globex'))).length, 1);
+    }),
+    withStore('a proposal route escalates once when due; a reminder is recorded once', async (store) => {
+      const p = sampleProposal({ expiresAt: 10_000_000 });
+      const routed = {
+        tenant: 'acme',
+        proposalId: p.id,
+        routeId: 'rte_a',
+        routeName: 'big payments',
+        group: 'finance',
+        channel: '#finance',
+        escalateAt: 5_000_000,
+        escalationGroup: 'leads',
+        escalationChannel: '#leads',
+        escalatedAt: null,
+      };
+      await store.transaction(async (tx) => {
+        await tx.insertProposal(p);
+        await tx.insertProposalRoute(routed);
+      });
+      assert.deepEqual(await store.read((tx) => tx.listProposalRoutes('acme', [p.id, 'prp_none'])), [routed]);
+      assert.deepEqual(await store.read((tx) => tx.listProposalRoutes('globex', [p.id])), []);
+      assert.deepEqual(await store.read((tx) => tx.listEscalationDue(4_999_999, 10)), []);
+      assert.deepEqual(await store.read((tx) => tx.listEscalationDue(5_000_000, 10)), [
+        { tenant: 'acme', id: p.id },
+      ]);
+      assert.equal(await store.transaction((tx) => tx.markEscalated('acme', p.id, 5_000_000)), true);
+      assert.equal(await store.transaction((tx) => tx.markEscalated('acme', p.id, 5_000_001)), false);
+      assert.deepEqual(await store.read((tx) => tx.listEscalationDue(6_000_000, 10)), []);
+      assert.deepEqual(await store.read((tx) => tx.listReminderDue(1_000, 9_999_999, 10)), []);
+      assert.deepEqual(await store.read((tx) => tx.listReminderDue(1_000, 10_000_000, 10)), [
+        { tenant: 'acme', id: p.id },
+      ]);
+      assert.equal(await store.transaction((tx) => tx.insertReminder('acme', p.id, 9_000_000)), true);
+      assert.equal(await store.transaction((tx) => tx.insertReminder('acme', p.id, 9_000_001)), false);
+      assert.deepEqual(await store.read((tx) => tx.listReminderDue(1_000, 10_000_000, 10)), []);
+    }),
     withStore('local effects run in the same transaction and roll back with it', async (store) => {
       await store.transaction(async (tx) => {
         await tx.local.run('CREATE TABLE IF NOT EXISTS conformance_effects (id TEXT PRIMARY KEY)');

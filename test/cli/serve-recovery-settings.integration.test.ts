@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UsageProblem } from '../../src/cli/command.js';
-import { RECOVERY_DEFAULTS, recoverySettings } from '../../src/cli/recovery-settings.js';
+import { RECOVERY_DEFAULTS, recoverySettings, remindBeforeMs } from '../../src/cli/recovery-settings.js';
 import { loadServeConfig } from '../../src/server/serve-config.js';
 import { cli } from '../support/cli.js';
 import { tempDir } from '../support/engine.js';
@@ -21,6 +21,17 @@ function configWith(recovery: string): string {
 }
 
 describe('serve: lease and sweep settings', () => {
+  it('reminds five minutes before expiry unless recovery.remindBefore says otherwise (false: never)', async () => {
+    expect(remindBeforeMs(undefined)).toBe(300_000);
+    expect(remindBeforeMs({ remindBefore: '10m' })).toBe(600_000);
+    expect(remindBeforeMs({ remindBefore: false })).toBe(false);
+    const config = await loadServeConfig(configWith("{ remindBefore: '2m' }"));
+    expect(remindBeforeMs(config.recovery)).toBe(120_000);
+    await expect(loadServeConfig(configWith("{ remindBefore: 'soon' }"))).rejects.toThrow(
+      /recovery\.remindBefore/,
+    );
+  });
+
   it('defaults to a one-minute lease, a 15s sweep and reconciliation from 10s backing off to 10m', () => {
     expect(recoverySettings({}, undefined)).toEqual(RECOVERY_DEFAULTS);
     expect(RECOVERY_DEFAULTS).toEqual({

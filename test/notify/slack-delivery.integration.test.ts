@@ -22,12 +22,15 @@ afterEach(async () => {
   slack = undefined;
 });
 
-async function setup(options: { channel?: string; token?: string } = {}) {
-  slack = await startFakeSlack(TOKEN);
+async function setup(options: { channel?: string; token?: string; channels?: readonly string[] } = {}) {
+  slack = await startFakeSlack(TOKEN, options.channels ? { channels: options.channels } : {});
   const { demoOperations, demoWorld } = await import('../../src/demo/demo-world.js');
   const operations = demoOperations(demoWorld());
+  // Real time (the dispatcher's retries wait on it), moved ahead by hand for escalations.
+  let ahead = 0;
+  const clock = { now: () => Date.now() + ahead };
   h = await harness({
-    clock: { now: () => Date.now() },
+    clock,
     stepWriters: [notificationOutbox({ channels: ['slack'], operations })],
   });
   const { engine, store } = h;
@@ -44,7 +47,13 @@ async function setup(options: { channel?: string; token?: string } = {}) {
       },
     },
   );
-  const dispatcher = createDispatcher({ store, senders: { slack: sender }, retry: FAST, leaseMs: 10_000 });
+  const dispatcher = createDispatcher({
+    store,
+    senders: { slack: sender },
+    retry: FAST,
+    leaseMs: 10_000,
+    clock,
+  });
   const deliveries = () =>
     store.transaction((tx) => outboxOf(tx, store.capabilities).list('acme', { limit: 100 })) as Promise<
       OutboxRecord[]
@@ -59,7 +68,10 @@ async function setup(options: { channel?: string; token?: string } = {}) {
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  return { engine, fake: slack, dispatcher, deliveries, drain };
+  const advance = (ms: number) => {
+    ahead += ms;
+  };
+  return { engine, advance, fake: slack, dispatcher, deliveries, drain };
 }
 
 describe('Slack delivery to a fake Web API on loopback', () => {
@@ -152,5 +164,45 @@ describe('Slack delivery to a fake Web API on loopback', () => {
       ['proposal.decided', 'skipped', 'no_message'],
     ]);
     expect(fake.messages).toHaveLength(0);
+  });
+  it('posts a routed proposal to its route channel, and an escalation to the escalation channel as well', async () => {
+    const { engine, advance, fake, drain } = await setup({ channels: ['#finance-approvals', '#cfo'] });
+    const admin = { id: 'user:root@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] } as const;
+    for (const [name, members] of [
+      ['finance', [approver('acme', 'fay').id]],
+      ['cfo', [approver('acme', 'cfo').id]],
+    ] as const)
+      expect((await engine.groups.save({ tenant: 'acme', name, members, actor: admin })).kind).toBe('saved');
+    const route = await engine.routes.save({
+      tenant: 'acme',
+      route: {
+        name: 'payments over 1,000.00',
+        operation: 'invoice.pay',
+        amount: { field: 'amount_minor', above: 100_000 },
+        group: 'finance',
+        channel: '#finance-approvals',
+        escalation: { afterMs: 600_000, group: 'cfo', channel: '#cfo' },
+      },
+      actor: admin,
+    });
+    expect(route.kind).toBe('saved');
+    const small = await proposePayment(engine, 'acme', 'inv-104');
+    const big = await proposePayment(engine, 'acme', 'inv-105');
+    await drain();
+    const posted = () =>
+      fake.messages.map((m) => [m.channel, JSON.parse(buttonValue(m, 'countersign_approve')!).proposalId]);
+    expect(posted()).toEqual([
+      [FAKE_CHANNEL, small.id],
+      ['#finance-approvals', big.id],
+    ]);
+    advance(600_000);
+    expect(await engine.sweeps.escalateDue()).toBe(1);
+    const rows = await drain();
+    expect(rows.filter((r) => r.type === 'proposal.escalated').map((r) => r.status)).toEqual(['delivered']);
+    expect(posted()).toEqual([
+      [FAKE_CHANNEL, small.id],
+      ['#finance-approvals', big.id],
+      ['#cfo', big.id],
+    ]);
   });
 });

@@ -35,6 +35,7 @@ function data(preview: Record<string, unknown>, overrides: Partial<NotificationP
     expiresAt: new Date(NOW + 58 * 60_000).toISOString(),
     supersedes: null,
     supersededBy: null,
+    route: null,
     preview,
     ...overrides,
   } satisfies NotificationPayload['data'];

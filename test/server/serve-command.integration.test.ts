@@ -153,7 +153,7 @@ describe('countersign serve --demo', () => {
         (await (
           await fetch(`${server.url}/api/v1/proposals?status=pending&operation=invoice.pay`, { headers })
         ).json()) as {
-          items: { id: string; digest: string; resource: string }[];
+          items: { id: string; digest: string; resource: string; route: unknown }[];
         }
       ).items;
       const outcomeOf = async (resource: string) => {
@@ -167,6 +167,16 @@ describe('countersign serve --demo', () => {
       };
       // 12,500.00 USD needs two approvers: the first approval waits at "1 of 2", nothing runs.
       const big = items.find((i) => i.resource === 'invoice:inv-105')!;
+      // Routing: payments over 1,000.00 go to the finance group (the two approvers); the admin,
+      // outside it, is refused on the route's account.
+      expect(big).toMatchObject({ route: { group: 'finance', channel: '#finance-approvals' } });
+      const outside = await fetch(`${server.url}/api/v1/proposals/${big.id}/approve`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${credentials.tenants['globex']!.adminToken}` },
+        body: JSON.stringify({ seenDigest: big.digest }),
+      });
+      expect(outside.status).toBe(403);
+      expect(await outside.json()).toMatchObject({ reason: 'forbidden' });
       const first = await fetch(`${server.url}/api/v1/proposals/${big.id}/approve`, {
         method: 'POST',
         headers,

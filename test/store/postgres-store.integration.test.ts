@@ -529,6 +529,7 @@ describe('openStore and countersign migrate', () => {
           'countersign_audit_heads',
           'countersign_audit_queue',
           'countersign_grants',
+          'countersign_groups',
           'countersign_login_devices',
           'countersign_login_failures',
           'countersign_migrations',
@@ -536,7 +537,10 @@ describe('openStore and countersign migrate', () => {
           'countersign_operators',
           'countersign_outbox',
           'countersign_proposal_rates',
+          'countersign_proposal_routes',
           'countersign_proposals',
+          'countersign_reminders',
+          'countersign_routes',
           'countersign_sessions',
           'countersign_tenants',
         ]);

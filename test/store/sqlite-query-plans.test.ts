@@ -3,6 +3,7 @@ import { FINAL_STATUSES } from '../../src/store/index.js';
 import { auditPageSql } from '../../src/store/sql-audit.js';
 import { countProposalsSql } from '../../src/store/sql-counts.js';
 import { GRANT_SQL } from '../../src/store/sql-grants.js';
+import { ROUTING_SQL } from '../../src/store/sql-routing.js';
 import type { SqlQuery } from '../../src/sql/sql.js';
 import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
@@ -144,5 +145,21 @@ describe('SQLite query plans of grants', () => {
       await store?.close();
       store = undefined;
     }
+  });
+});
+
+describe('SQLite query plans of the routing sweeps', () => {
+  it('the escalation sweep reads the routes not escalated yet from their partial index, then each proposal by key', async () => {
+    const plan = await planOf(ROUTING_SQL.listEscalationDue(1_000, 200));
+    expect(plan[0]).toBe('SEARCH r USING INDEX countersign_proposal_routes_escalation (escalate_at<?)');
+    expect(plan[1]).toMatch(/^SEARCH p USING PRIMARY KEY \(tenant=\? AND id=\?\)$/);
+  });
+
+  it('the reminder sweep reads pending proposals from the expiry index and each reminder by key', async () => {
+    const plan = await planOf(ROUTING_SQL.listReminderDue(1_000, 2_000, 200));
+    expect(plan[0]).toBe(
+      'SEARCH p USING COVERING INDEX countersign_proposals_expiry (expires_at>? AND expires_at<?)',
+    );
+    expect(plan.slice(1).join(' | ')).toMatch(/SEARCH m USING PRIMARY KEY \(tenant=\? AND proposal_id=\?\)/);
   });
 });

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import { demoOperations, demoReadTools, demoWorld } from '../../demo/demo-world.js';
 import { runDemoAgent } from '../../demo/demo-agent.js';
 import { DEMO_TENANTS, seedDemo } from '../../demo/seed-demo.js';
+import { seedDemoRouting } from '../../demo/demo-routing.js';
 import { createEngine, type Engine } from '../../engine/create-engine.js';
 import { deliveryAdmin } from '../../notify/deliveries.js';
 import { createNotifications, type Notifications, tenantApprovers } from '../../notify/notifications.js';
@@ -24,7 +25,7 @@ import type { Store } from '../../store/store.js';
 import { type Command, stringOption, UsageProblem } from '../command.js';
 import { loadOptional } from '../load-optional.js';
 import { waitForStore } from '../wait-for-store.js';
-import { recoverySettings } from '../recovery-settings.js';
+import { recoverySettings, remindBeforeMs } from '../recovery-settings.js';
 import {
   cliStoreLocation,
   demoFilesDir,
@@ -150,6 +151,7 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       { lease: stringOption(args, 'lease'), sweepInterval: stringOption(args, 'sweep-interval') },
       config?.recovery,
     );
+    const remindBefore = remindBeforeMs(config?.recovery);
     await refuseTwoStores(location, config?.store);
     // Checked before any store is opened: a malformed secret stops the start, naming its flag.
     const notifying = resolveNotifications({
@@ -281,6 +283,8 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       credentialsOption ?? join(demoFiles.dir, 'countersign-demo-credentials.json'),
     );
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
+    // Payments over 1,000.00 to the finance group (src/demo/demo-routing.ts).
+    if (seeded?.kind === 'seeded') await seedDemoRouting(engine, Object.keys(DEMO_TENANTS));
     let mcp: McpHttpHandler | undefined;
     const events = new EventStreams();
     let sweepsRunning = false;
@@ -369,6 +373,15 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       if (sweeping) return;
       sweeping = Promise.all([
         engine.sweeps.expireDue().catch(sweepFailed('expiry sweep')),
+        // Escalation, then the one reminder per proposal (only where notifications can carry it).
+        engine.sweeps
+          .escalateDue()
+          .then(() =>
+            notifications && remindBefore !== false
+              ? engine.sweeps.remindDue({ beforeExpiryMs: remindBefore })
+              : undefined,
+          )
+          .catch(sweepFailed('escalation sweep')),
         // Recovery first: an attempt it sends to reconciliation is asked about on the backoff's schedule.
         engine.sweeps
           .recover({ maxAttempts: recovery.maxAttempts })

@@ -23,6 +23,7 @@ import { eventRoutes } from './event-routes.js';
 import { EventStreams } from './event-streams.js';
 import { type Logger, silentLogger } from '../../engine/engine-context.js';
 import { grantRoutes } from './grant-routes.js';
+import { routingRoutes } from './routing-routes.js';
 import type { PrincipalDirectory } from '../directory/principal-directory.js';
 import { operatorRoutes } from './operator-routes.js';
 import { openApiDocument } from './openapi.js';
@@ -123,6 +124,9 @@ export function apiRoutes(deps: ApiDependencies): Hono<AppEnv> {
 
   api.get('/openapi.json', (c) => c.json(openApiDocument()));
   api.route('/grants', grantRoutes({ engine, publicUrl }));
+  const routing = routingRoutes({ engine, publicUrl });
+  api.route('/routes', routing.routes);
+  api.route('/groups', routing.groups);
   api.route('/operators', operatorRoutes({ directory: deps.directory, publicUrl, engine }));
   if (deps.deliveries) api.route('/deliveries', deliveryRoutes({ deliveries: deps.deliveries, publicUrl }));
   api.route(

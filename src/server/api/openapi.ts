@@ -1,4 +1,5 @@
 import { GrantBody } from './grant-routes.js';
+import { GroupBody, RouteBody } from './routing-routes.js';
 import { OperatorPatchBody } from './operator-routes.js';
 import { z } from 'zod';
 import { REASONS } from '../../operation/reasons.js';
@@ -310,6 +311,89 @@ export function openApiDocument(): Record<string, unknown> {
             '201': { description: 'The grant' },
             '403': problem('Not an admin'),
             '422': problem('invalid_request, with issues naming each field'),
+          },
+        },
+      },
+      '/api/v1/routes': {
+        get: {
+          summary:
+            "The tenant's routes in the order they are tried: operation, resource pattern, amount threshold, group, channel, escalation (admin role)",
+          responses: {
+            '200': { description: '{ items }' },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: not an admin'),
+          },
+        },
+        post: {
+          summary:
+            'Create a route (admin role): new proposals it matches go to its group only, which alone decides them (others are refused `forbidden`); audited (`route_changed`). Pending proposals keep their route.',
+          requestBody: { required: true, content: json(schema(RouteBody)) },
+          responses: {
+            '201': { description: 'The route' },
+            '403': problem('`forbidden`: not an admin'),
+            '422': problem('`invalid_request`: a field, an unknown operation or group'),
+          },
+        },
+      },
+      '/api/v1/routes/{id}': {
+        put: {
+          summary: 'Replace a route (admin role); audited (`route_changed`)',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: { required: true, content: json(schema(RouteBody)) },
+          responses: {
+            '200': { description: 'The route' },
+            '403': problem('`forbidden`: not an admin'),
+            '404': problem('`not_found`: no such route in this tenant'),
+            '422': problem('`invalid_request`'),
+          },
+        },
+        delete: {
+          summary: 'Delete a route (admin role); audited (`route_changed`)',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '204': { description: 'Deleted' },
+            '403': problem('`forbidden`: not an admin'),
+            '404': problem('`not_found`'),
+          },
+        },
+      },
+      '/api/v1/groups': {
+        get: {
+          summary: "The tenant's groups of approvers and their members (admin role)",
+          responses: {
+            '200': { description: '{ items }' },
+            '401': problem('`unauthenticated`'),
+            '403': problem('`forbidden`: not an admin'),
+          },
+        },
+      },
+      '/api/v1/groups/{name}': {
+        put: {
+          summary:
+            'Create a group or replace its members (admin role); audited (`group_changed`, who was added and removed)',
+          parameters: [
+            {
+              name: 'name',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9_-]{0,39}$' },
+            },
+          ],
+          requestBody: { required: true, content: json(schema(GroupBody)) },
+          responses: {
+            '200': { description: 'The group' },
+            '403': problem('`forbidden`: not an admin'),
+            '422': problem('`invalid_request`'),
+          },
+        },
+        delete: {
+          summary: 'Delete a group no route names (admin role); audited (`group_changed`)',
+          parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '204': { description: 'Deleted' },
+            '403': problem('`forbidden`: not an admin'),
+            '404': problem('`not_found`'),
+            '422': problem('`invalid_request`: a route names the group'),
           },
         },
       },

@@ -52,10 +52,31 @@ export function proposalJson(
     decisionNote: proposal.decisionNote,
     approvalKind: proposal.approvalKind,
     approvals: { ...approvalsJson(proposal.approvals), roles: proposal.approvals.roles },
+    route: routeJson(proposal.route),
     outcome: proposal.outcome === null ? null : outcomeJson(proposal.id, proposal.outcome),
     handback: extra.handback,
     handbackLanguage: extra.handbackLanguage,
     approvalUrl: extra.approvalUrl,
+  };
+}
+
+/**
+ * The route a proposal was given (group, channel, escalation), or null when unrouted. Its group's
+ * members are not listed: an agent reads proposals too.
+ */
+export function routeJson(route: Proposal['route']) {
+  if (route === null) return null;
+  return {
+    id: route.id,
+    name: route.name,
+    group: route.group,
+    channel: route.channel,
+    escalation: route.escalation && {
+      at: route.escalation.at.toISOString(),
+      group: route.escalation.group,
+      channel: route.escalation.channel,
+    },
+    escalatedAt: route.escalatedAt?.toISOString() ?? null,
   };
 }
 

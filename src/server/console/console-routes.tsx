@@ -68,7 +68,10 @@ function clientOf(c: Context): string {
   }
 }
 
-type ProposalFlash = Exclude<FlashKind, 'grant_created' | 'grant_revoked' | 'operator_changed'>;
+type ProposalFlash = Exclude<
+  FlashKind,
+  'grant_created' | 'grant_revoked' | 'operator_changed' | 'routing_changed'
+>;
 
 const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited' | 'partially_approved'>, Notice>> = {
   // A second Approve (a double click, a resubmitted form) names why nothing ran.

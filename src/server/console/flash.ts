@@ -17,7 +17,8 @@ export type FlashKind =
   | 'still_pending'
   | 'grant_created'
   | 'grant_revoked'
-  | 'operator_changed';
+  | 'operator_changed'
+  | 'routing_changed';
 
 const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'approved',
@@ -30,6 +31,7 @@ const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'grant_created',
   'grant_revoked',
   'operator_changed',
+  'routing_changed',
 ]);
 
 /** Whom and where a flash is bound to: the signed-in session (its secret id) and the page path it is shown on. */

@@ -10,7 +10,7 @@ export interface LayoutProps {
   /** The CSP nonce of this response: the only script runs under it. */
   readonly nonce: string;
   readonly session?: ConsoleSession | undefined;
-  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries' | 'operators';
+  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries' | 'operators' | 'routing';
   /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
   readonly head?: Child;
   /** Paths of same-origin scripts this page loads after its body (each under the CSP nonce). */
@@ -99,6 +99,7 @@ export function Layout(props: LayoutProps) {
                     <>
                       <NavLink name="deliveries" current={current} href="/deliveries" label="Deliveries" />
                       <NavLink name="operators" current={current} href="/operators" label="Operators" />
+                      <NavLink name="routing" current={current} href="/routing" label="Routing" />
                     </>
                   ) : (
                     ''

@@ -51,16 +51,27 @@ const JS = `(function () {
     gone += 1;
     say();
   }
+  var counted = {};
+  // Asks the server whether a proposal belongs in this list now; counts it once.
+  function announce(id) {
+    var q = location.search ? location.search + '&' : '?';
+    fetch('/inbox/match' + q + 'id=' + encodeURIComponent(id), { credentials: 'same-origin' })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (m) { if (m && m.match === true && !counted[id]) { counted[id] = true; added += 1; say(); } })
+      .catch(function () {})
+      .then(function () { checked += 1; region.setAttribute('data-checked', String(checked)); });
+  }
   function onCreated(e) {
     var d = parse(e);
     if (!d || typeof d.proposalId !== 'string' || seen[d.proposalId] || rowOf(d.proposalId)) return;
     seen[d.proposalId] = true;
-    var q = location.search ? location.search + '&' : '?';
-    fetch('/inbox/match' + q + 'id=' + encodeURIComponent(d.proposalId), { credentials: 'same-origin' })
-      .then(function (r) { return r.ok ? r.json() : null; })
-      .then(function (m) { if (m && m.match === true) { added += 1; say(); } })
-      .catch(function () {})
-      .then(function () { checked += 1; region.setAttribute('data-checked', String(checked)); });
+    announce(d.proposalId);
+  }
+  // An escalation brings a proposal into the escalation group's Needs you: announced like a new one.
+  function onEscalated(e) {
+    var d = parse(e);
+    if (!d || typeof d.proposalId !== 'string' || rowOf(d.proposalId)) return;
+    announce(d.proposalId);
   }
   function onApproval(e) {
     var d = parse(e);
@@ -104,6 +115,7 @@ const JS = `(function () {
   }
   var source = new EventSource('/api/v1/events');
   source.addEventListener('proposal.created', onCreated);
+  source.addEventListener('proposal.escalated', onEscalated);
   source.addEventListener('proposal.approval_given', onApproval);
   source.addEventListener('proposal.decided', onDecided);
   source.addEventListener('proposal.outcome', onDecided);

@@ -366,6 +366,62 @@ export const MIGRATIONS: readonly Migration[] = [
 )${d.clustered}`,
     ],
   },
+  {
+    version: 23,
+    name: 'routing and escalation',
+    // Groups and routes per tenant (admin-managed), the route each proposal was given when it was
+    // created (a copy, so changing a route never re-routes a pending proposal), and the one
+    // reminder each proposal gets before it expires. The escalation sweep runs across tenants over
+    // a partial index of the routes not escalated yet.
+    statements: (d) => [
+      `CREATE TABLE countersign_groups (
+        tenant ${d.key} NOT NULL,
+        name ${d.key} NOT NULL,
+        members_json TEXT NOT NULL,
+        created_at ${d.bigint} NOT NULL,
+        updated_at ${d.bigint} NOT NULL,
+        PRIMARY KEY (tenant, name)
+      )${d.clustered}`,
+      `CREATE TABLE countersign_routes (
+        tenant ${d.key} NOT NULL,
+        id ${d.key} NOT NULL,
+        name TEXT NOT NULL,
+        position ${d.bigint} NOT NULL,
+        operation TEXT NOT NULL,
+        resource TEXT,
+        amount_field TEXT,
+        above ${d.bigint},
+        group_name TEXT NOT NULL,
+        channel TEXT,
+        escalate_after_ms ${d.bigint},
+        escalation_group TEXT,
+        escalation_channel TEXT,
+        created_at ${d.bigint} NOT NULL,
+        updated_at ${d.bigint} NOT NULL,
+        PRIMARY KEY (tenant, id)
+      )${d.clustered}`,
+      `CREATE TABLE countersign_proposal_routes (
+        tenant ${d.key} NOT NULL,
+        proposal_id ${d.key} NOT NULL,
+        route_id TEXT NOT NULL,
+        route_name TEXT NOT NULL,
+        group_name TEXT NOT NULL,
+        channel TEXT,
+        escalate_at ${d.bigint},
+        escalation_group TEXT,
+        escalation_channel TEXT,
+        escalated_at ${d.bigint},
+        PRIMARY KEY (tenant, proposal_id)
+      )${d.clustered}`,
+      'CREATE INDEX countersign_proposal_routes_escalation ON countersign_proposal_routes (escalate_at) WHERE escalated_at IS NULL',
+      `CREATE TABLE countersign_reminders (
+        tenant ${d.key} NOT NULL,
+        proposal_id ${d.key} NOT NULL,
+        reminded_at ${d.bigint} NOT NULL,
+        PRIMARY KEY (tenant, proposal_id)
+      )${d.clustered}`,
+    ],
+  },
 ];
 
 /** The migrations as one dialect runs them. */

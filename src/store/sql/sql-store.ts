@@ -7,6 +7,9 @@ import type {
   AttemptRecord,
   AttemptStatus,
   GrantRecord,
+  GroupRecord,
+  ProposalRouteRecord,
+  RouteRecord,
   ProposalPatch,
   ProposalRecord,
 } from '../records.js';
@@ -36,6 +39,7 @@ import {
   pruneRatesSql,
 } from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
+import { groupOf, proposalRouteOf, ROUTING_SQL, routeOf } from '../sql-routing.js';
 import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
 import type {
   AuditHeadState,
@@ -78,6 +82,18 @@ const ATTEMPT_COLS = columnsOf(ATTEMPT_COLUMNS);
 const AUDIT_COLS = columnsOf(AUDIT_COLUMNS);
 const GRANT_COLS = columnsOf(GRANT_COLUMNS);
 const APPROVAL_COLS = columnsOf(APPROVAL_COLUMNS);
+const ROUTE_TEXT_COLUMNS = [
+  'tenant',
+  'id',
+  'name',
+  'operation',
+  'resource',
+  'amount_field',
+  'group_name',
+  'channel',
+  'escalation_group',
+  'escalation_channel',
+];
 const insertInto = (table: string, columns: readonly string[]) =>
   valuesStatement(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (`, columns.length, ')');
 const INSERT_PROPOSAL = insertInto('countersign_proposals', PROPOSAL_COLS);
@@ -556,6 +572,87 @@ class SqlTransaction implements StoreTransaction {
   async deleteApproval(tenant: string, proposalId: string, approver: string): Promise<boolean> {
     if (this.#unmatchable(tenant, proposalId)) return false;
     return (await this.#s.run(GRANT_SQL.deleteApproval(tenant, proposalId, approver))).changes === 1;
+  }
+
+  async listGroups(tenant: string): Promise<GroupRecord[]> {
+    if (this.#unmatchable(tenant)) return [];
+    return (await this.#s.all(ROUTING_SQL.listGroups(tenant))).map(groupOf);
+  }
+
+  async putGroup(record: GroupRecord): Promise<void> {
+    const texts = [record.tenant, record.name, ...record.members];
+    this.#storable(
+      'countersign_groups',
+      texts.map((_, i) => (i < 2 ? ['tenant', 'name'][i]! : 'members_json')),
+      texts,
+    );
+    await this.#s.run(ROUTING_SQL.putGroup(record));
+  }
+
+  async deleteGroup(tenant: string, name: string): Promise<boolean> {
+    if (this.#unmatchable(tenant, name)) return false;
+    return (await this.#s.run(ROUTING_SQL.deleteGroup(tenant, name))).changes === 1;
+  }
+
+  async listRoutes(tenant: string): Promise<RouteRecord[]> {
+    if (this.#unmatchable(tenant)) return [];
+    return (await this.#s.all(ROUTING_SQL.listRoutes(tenant))).map(routeOf);
+  }
+
+  async putRoute(record: RouteRecord): Promise<void> {
+    const texts = [
+      record.tenant,
+      record.id,
+      record.name,
+      record.operation,
+      record.resource,
+      record.amountField,
+      record.group,
+      record.channel,
+      record.escalationGroup,
+      record.escalationChannel,
+    ];
+    this.#storable('countersign_routes', ROUTE_TEXT_COLUMNS, texts);
+    await this.#s.run(ROUTING_SQL.putRoute(record));
+  }
+
+  async deleteRoute(tenant: string, id: string): Promise<boolean> {
+    if (this.#unmatchable(tenant, id)) return false;
+    return (await this.#s.run(ROUTING_SQL.deleteRoute(tenant, id))).changes === 1;
+  }
+
+  async insertProposalRoute(record: ProposalRouteRecord): Promise<void> {
+    await this.#s.run(ROUTING_SQL.insertProposalRoute(record));
+  }
+
+  async listProposalRoutes(tenant: string, proposalIds: readonly string[]): Promise<ProposalRouteRecord[]> {
+    const ids = proposalIds.filter((id) => isStorableText(id));
+    if (ids.length === 0 || this.#unmatchable(tenant)) return [];
+    return (await this.#s.all(ROUTING_SQL.listProposalRoutes(tenant, ids))).map(proposalRouteOf);
+  }
+
+  async listEscalationDue(now: number, limit: number): Promise<{ tenant: string; id: string }[]> {
+    const rows = await this.#s.all(ROUTING_SQL.listEscalationDue(now, limit));
+    return rows.map((r) => ({ tenant: String(r['tenant']), id: String(r['proposal_id']) }));
+  }
+
+  async markEscalated(tenant: string, proposalId: string, now: number): Promise<boolean> {
+    if (this.#unmatchable(tenant, proposalId)) return false;
+    return (await this.#s.run(ROUTING_SQL.markEscalated(tenant, proposalId, now))).changes === 1;
+  }
+
+  async listReminderDue(
+    now: number,
+    until: number,
+    limit: number,
+  ): Promise<{ tenant: string; id: string }[]> {
+    const rows = await this.#s.all(ROUTING_SQL.listReminderDue(now, until, limit));
+    return rows.map((r) => ({ tenant: String(r['tenant']), id: String(r['id']) }));
+  }
+
+  async insertReminder(tenant: string, proposalId: string, now: number): Promise<boolean> {
+    if (this.#unmatchable(tenant, proposalId)) return false;
+    return (await this.#s.run(ROUTING_SQL.insertReminder(tenant, proposalId, now))).changes === 1;
   }
 
   async takeAuditHead(tenant: string, how: 'wait' | 'skip' | 'pass'): Promise<AuditHeadState | undefined> {

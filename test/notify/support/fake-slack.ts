@@ -56,7 +56,11 @@ function blocksOf(value: unknown): Record<string, unknown>[] {
 }
 
 /** Starts the fake; calls must carry `Authorization: Bearer <token>`. */
-export async function startFakeSlack(token: string): Promise<FakeSlack> {
+export async function startFakeSlack(
+  token: string,
+  options: { readonly channels?: readonly string[] } = {},
+): Promise<FakeSlack> {
+  const channels = new Set([FAKE_CHANNEL, ...(options.channels ?? [])]);
   const messages: FakeMessage[] = [];
   const ephemerals: FakeSlack['ephemerals'] = [];
   const calls: FakeSlack['calls'] = [];
@@ -87,14 +91,15 @@ export async function startFakeSlack(token: string): Promise<FakeSlack> {
         return answer(res, method, 200, { ok: false, error: 'invalid_auth' });
       switch (method) {
         case 'chat.postMessage': {
-          if (body['channel'] !== FAKE_CHANNEL)
+          const channel = String(body['channel']);
+          if (!channels.has(channel))
             return answer(res, method, 200, { ok: false, error: 'channel_not_found' });
           seq += 1;
           const ts = `1700000000.${String(seq).padStart(6, '0')}`;
           const blocks = blocksOf(body['blocks']);
           const text = String(body['text'] ?? '');
-          messages.push({ channel: FAKE_CHANNEL, ts, text, blocks, history: [{ text, blocks }] });
-          return answer(res, method, 200, { ok: true, channel: FAKE_CHANNEL, ts });
+          messages.push({ channel, ts, text, blocks, history: [{ text, blocks }] });
+          return answer(res, method, 200, { ok: true, channel, ts });
         }
         case 'chat.update': {
           const found = messages.find((m) => m.channel === body['channel'] && m.ts === body['ts']);

@@ -166,7 +166,7 @@ export async function serverHarness(
 /** A JSON request to the harness. */
 export async function call(
   h: { url: string },
-  method: 'GET' | 'POST' | 'PATCH',
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
   path: string,
   options: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: Record<string, unknown>; headers: Headers }> {

@@ -84,6 +84,42 @@ function ApprovalsFact({ proposal: p }: { readonly proposal: Proposal }) {
   );
 }
 
+/** The route a proposal was given: its group (the only one that decides it), channel and escalation. */
+function RouteFact({ proposal: p }: { readonly proposal: Proposal }) {
+  const route = p.route;
+  if (route === null) return null;
+  const escalation = route.escalation;
+  return (
+    <>
+      <dt>Route</dt>
+      <dd data-testid="route">
+        group <UserText text={route.group} />
+        {route.channel !== null ? (
+          <>
+            {' '}
+            · <UserText text={route.channel} />
+          </>
+        ) : (
+          ''
+        )}{' '}
+        <span class="muted">
+          (route <UserText text={route.name} />; only its members decide)
+        </span>
+        {escalation !== null ? (
+          <div class="sub">
+            {route.escalatedAt !== null ? 'escalated' : 'escalates'} to <UserText text={escalation.group} />{' '}
+            {route.escalatedAt !== null
+              ? `at ${formatInstant(route.escalatedAt)}`
+              : `at ${formatInstant(escalation.at)}`}
+          </div>
+        ) : (
+          ''
+        )}
+      </dd>
+    </>
+  );
+}
+
 function Facts({ input }: { readonly input: ProposalPageInput }) {
   const { proposal: p, now } = input;
   const model = proposalModelText(p);
@@ -152,6 +188,7 @@ function Facts({ input }: { readonly input: ProposalPageInput }) {
           </>
         )}
         <ApprovalsFact proposal={p} />
+        <RouteFact proposal={p} />
         <dt>Created</dt>
         <dd>
           <time datetime={p.createdAt.toISOString()}>{formatInstant(p.createdAt)}</time>{' '}

@@ -55,6 +55,13 @@ function describe(line: AuditLine): { label: string; tone: '' | 'ok' | 'bad' | '
       return { label: 'Grant issued', tone: '' };
     case 'revoked':
       return { label: 'Grant revoked', tone: 'warn' };
+    case 'escalated':
+      return {
+        label: `Escalated to the group ${String(line.detail['to'] ?? '?')}: nobody decided it in time`,
+        tone: 'warn',
+      };
+    case 'reminded':
+      return { label: 'Approvers reminded: it expires soon', tone: '' };
     default:
       // A step added to the audit trail after this console was written still shows, by name.
       return { label: String(line.step).replaceAll('_', ' '), tone: '' };

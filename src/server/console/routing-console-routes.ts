@@ -1,0 +1,225 @@
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import type { Engine } from '../../engine/create-engine.js';
+import type { RouteInput, RoutingRefusal } from '../../engine/route-admin.js';
+import type { AppEnv } from '../app-env.js';
+import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
+import type { ConsoleSession } from '../directory/principal-directory.js';
+import { HttpProblem } from '../../http/http-problem.js';
+import { readFormBody } from '../read-body.js';
+import { takeFlash, writeFlash } from './flash.js';
+import type { Notice } from './pages/notice-banner.js';
+import { routingPage } from './pages/routing-page.js';
+
+const PATH = '/routing';
+
+const TITLES: Readonly<Record<RoutingRefusal['reason'], string>> = {
+  forbidden: 'Only an admin manages routing.',
+  invalid_request: 'Not saved:',
+  not_found: 'Not found:',
+  corrupt_audit_chain: 'Not saved: the audit chain holds an event the server did not write.',
+};
+
+const ROUTE_FIELDS = new Set([
+  'csrf',
+  'name',
+  'operation',
+  'resource',
+  'amountField',
+  'above',
+  'group',
+  'channel',
+  'escalateAfter',
+  'escalationGroup',
+  'escalationChannel',
+  'position',
+]);
+
+/** A form field as text, or null when left empty. */
+function optional(form: ReadonlyMap<string, string>, key: string): string | null {
+  const value = form.get(key)?.trim() ?? '';
+  return value === '' ? null : value;
+}
+
+/** A whole number a form field holds, NaN when it holds something else (the engine refuses it, naming the field). */
+function whole(text: string): number {
+  return /^\d{1,16}$/.test(text) ? Number(text) : Number.NaN;
+}
+
+/** The route a "New route" form states. */
+function routeOfForm(form: ReadonlyMap<string, string>): RouteInput {
+  const amountField = optional(form, 'amountField');
+  const above = optional(form, 'above');
+  const escalationGroup = optional(form, 'escalationGroup');
+  const after = optional(form, 'escalateAfter');
+  const position = optional(form, 'position');
+  return {
+    ...(position !== null ? { position: whole(position) } : {}),
+    name: form.get('name')?.trim() ?? '',
+    operation: form.get('operation') ?? '',
+    resource: optional(form, 'resource'),
+    amount:
+      amountField !== null || above !== null
+        ? { field: amountField ?? 'amount_minor', above: whole(above ?? '0') }
+        : null,
+    group: form.get('group') ?? '',
+    channel: optional(form, 'channel'),
+    escalation:
+      escalationGroup !== null
+        ? {
+            afterMs: whole(after ?? '') * 60_000,
+            group: escalationGroup,
+            channel: optional(form, 'escalationChannel'),
+          }
+        : null,
+  };
+}
+
+/** Members, one per line: an email stands for the operator `user:<email>`. */
+function membersOfForm(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .map((line) => (line.includes(':') ? line : `user:${line}`));
+}
+
+/**
+ * The console's routing page (admin role): `GET /routing`, `POST /routing/routes` (a new route),
+ * `POST /routing/routes/:id` (the route's fields, whole), `POST /routing/routes/:id/delete`, `POST /routing/groups` (a group's name and members, one per
+ * line: creates it or replaces its members) and `POST /routing/groups/:name/delete`. Same origin,
+ * the session's CSRF token, no unexpected field; a refusal shows on the page with its reason.
+ */
+export function routingConsoleRoutes(deps: {
+  readonly engine: Engine;
+  readonly publicUrl: URL | undefined;
+  readonly sso: boolean;
+}): Hono<AppEnv> {
+  const { engine, publicUrl } = deps;
+  const app = new Hono<AppEnv>();
+  const toLogin = (c: Context<AppEnv>) =>
+    c.redirect(`${c.get('ssoEnded') && deps.sso ? '/login/oidc' : '/login'}?next=%2Frouting`, 303);
+  const signedIn = (c: Context<AppEnv>): { session: ConsoleSession; sessionId: string } | undefined => {
+    const principal = c.get('principal');
+    if (principal?.via !== 'session') return undefined;
+    if (!principal.session.actor.roles.includes('admin'))
+      throw new HttpProblem(403, 'forbidden', 'routing is managed by admins');
+    return { session: principal.session, sessionId: principal.sessionId };
+  };
+  const render = async (
+    c: Context<AppEnv>,
+    session: ConsoleSession,
+    notices: Notice[],
+    status: 200 | 403 | 404 | 409 | 422 = 200,
+  ) => {
+    const tenant = session.actor.tenant;
+    const [routes, groups] = await Promise.all([engine.routes.list(tenant), engine.groups.list(tenant)]);
+    c.header('Cache-Control', 'no-store');
+    return c.html(
+      routingPage({
+        nonce: c.get('secureHeadersNonce') ?? '',
+        session,
+        routes,
+        groups,
+        operations: [...engine.operations.keys()].sort(),
+        notices,
+      }),
+      status,
+    );
+  };
+
+  app.get(PATH, async (c) => {
+    const found = signedIn(c);
+    if (!found) return toLogin(c);
+    const done = takeFlash(c, publicUrl, { sessionId: found.sessionId, page: PATH });
+    return render(c, found.session, done === 'routing_changed' ? [{ tone: 'ok', title: 'Saved.' }] : []);
+  });
+
+  /** Runs one change from a form post, then redirects with "Saved." or shows the refusal. */
+  const change = async (
+    c: Context<AppEnv>,
+    allowed: ReadonlySet<string>,
+    run: (
+      form: ReadonlyMap<string, string>,
+      session: ConsoleSession,
+    ) => Promise<{ readonly kind: string } | RoutingRefusal>,
+  ) => {
+    assertSameOrigin(c, publicUrl);
+    const form = await readFormBody(c);
+    const found = signedIn(c);
+    if (!found) return toLogin(c);
+    assertCsrfToken(found.session.csrfToken, form.get('csrf'));
+    const unexpected = [...form.keys()].find((k) => !allowed.has(k));
+    if (unexpected !== undefined)
+      throw new HttpProblem(
+        400,
+        'invalid_form',
+        `the form has an unexpected field "${unexpected.slice(0, 40)}"`,
+      );
+    const result = await run(form, found.session);
+    if (result.kind !== 'refused') {
+      writeFlash(c, publicUrl, { sessionId: found.sessionId, page: PATH }, 'routing_changed');
+      return c.redirect(PATH, 303);
+    }
+    const refused = result as RoutingRefusal;
+    const status =
+      refused.reason === 'forbidden'
+        ? 403
+        : refused.reason === 'not_found'
+          ? 404
+          : refused.reason === 'invalid_request'
+            ? 422
+            : 409;
+    return render(
+      c,
+      found.session,
+      [{ tone: 'bad', title: TITLES[refused.reason], body: ` ${refused.message}.`, reason: refused.reason }],
+      status,
+    );
+  };
+
+  app.post(`${PATH}/routes`, (c) =>
+    change(c, ROUTE_FIELDS, (form, session) =>
+      engine.routes.save({ tenant: session.actor.tenant, route: routeOfForm(form), actor: session.actor }),
+    ),
+  );
+  app.post(`${PATH}/routes/:id`, (c) =>
+    change(c, ROUTE_FIELDS, (form, session) =>
+      engine.routes.save({
+        tenant: session.actor.tenant,
+        id: c.req.param('id') ?? '',
+        route: routeOfForm(form),
+        actor: session.actor,
+      }),
+    ),
+  );
+  app.post(`${PATH}/routes/:id/delete`, (c) =>
+    change(c, new Set(['csrf']), (_, session) =>
+      engine.routes.delete({
+        tenant: session.actor.tenant,
+        id: c.req.param('id') ?? '',
+        actor: session.actor,
+      }),
+    ),
+  );
+  app.post(`${PATH}/groups`, (c) =>
+    change(c, new Set(['csrf', 'name', 'members']), (form, session) =>
+      engine.groups.save({
+        tenant: session.actor.tenant,
+        name: form.get('name')?.trim() ?? '',
+        members: membersOfForm(form.get('members') ?? ''),
+        actor: session.actor,
+      }),
+    ),
+  );
+  app.post(`${PATH}/groups/:name/delete`, (c) =>
+    change(c, new Set(['csrf']), (_, session) =>
+      engine.groups.delete({
+        tenant: session.actor.tenant,
+        name: c.req.param('name') ?? '',
+        actor: session.actor,
+      }),
+    ),
+  );
+  return app;
+}
