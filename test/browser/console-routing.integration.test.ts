@@ -1,10 +1,8 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { AxeResults } from 'axe-core';
-import { type BrowserContext, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EventStreams } from '../../src/server/api/event-streams.js';
 import {
   freshInvoice,
@@ -13,8 +11,13 @@ import {
   type ServerHarness,
   serverHarness,
 } from '../server/support/server-harness.js';
+import {
+  type ChromiumProfile,
+  describeInChromium,
+  openProfile,
+  signInWithPassword,
+} from './support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** The page's serious or critical axe violations, as readable lines. */
@@ -30,224 +33,203 @@ async function axeViolations(page: Page): Promise<string[]> {
     .map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
 }
 
-if (!existsSync(CHROMIUM)) {
-  describe('the routing admin page in Chromium', () => {
-    it.skip('chromium not installed at /usr/bin/chromium: skipped', () => {});
+describeInChromium('the routing admin page in Chromium', () => {
+  let h: ServerHarness;
+  let context: BrowserContext;
+  let profile: ChromiumProfile | undefined;
+  const streams = new EventStreams({ pollMs: 100 });
+
+  beforeAll(async () => {
+    h = await serverHarness({ events: streams });
+    profile = await openProfile('countersign-routing', { viewport: { width: 1280, height: 860 } });
+    context = profile.context;
+  }, 60_000);
+
+  afterAll(async () => {
+    await profile?.close();
+    await h?.close();
   });
-} else {
-  describe('the routing admin page in Chromium', () => {
-    let h: ServerHarness;
-    let context: BrowserContext;
-    let profile: string;
-    const streams = new EventStreams({ pollMs: 100 });
 
-    beforeAll(async () => {
-      h = await serverHarness({ events: streams });
-      profile = mkdtempSync(join(tmpdir(), 'countersign-routing-'));
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        viewport: { width: 1280, height: 860 },
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-      });
-    }, 60_000);
+  async function signIn(page: Page, role: Role): Promise<void> {
+    await context.clearCookies();
+    await signInWithPassword(page, h.url, h.tenants.acme.operators[role]);
+  }
 
-    afterAll(async () => {
-      await context?.close();
-      await h?.close();
-      if (profile) rmSync(profile, { recursive: true, force: true });
+  /** Submits the form `button` is in and waits for the page it leads to. */
+  async function submit(page: Page, button: string): Promise<void> {
+    await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/routing')),
+      page.getByRole('button', { name: button }).click(),
+    ]);
+    await page.waitForLoadState('load');
+  }
+
+  it('an admin creates a group and a route; the route then decides who approves; every change is audited', async () => {
+    const page = await context.newPage();
+    await signIn(page, 'admin');
+    await page.getByRole('link', { name: 'Routing' }).click();
+    await page.waitForURL(`${h.url}/routing`);
+    expect(await page.getByRole('heading', { name: 'Routing', level: 1 }).isVisible()).toBe(true);
+    expect(await page.getByText('Create a group first').isVisible()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByLabel('Name', { exact: true }).fill('finance');
+    await page.getByLabel('Members, one per line').fill('admin@acme.test\n');
+    await submit(page, 'Save group');
+    expect(await page.getByRole('status').textContent()).toContain('Saved.');
+    expect(await page.getByLabel('Members of finance, one per line').inputValue()).toBe(
+      'user:admin@acme.test',
+    );
+
+    await page.locator('#route-name').fill('payments over 1,000.00');
+    await page.locator('#route-operation').selectOption('invoice.pay');
+    await page.locator('#route-amountField').fill('amount_minor');
+    await page.locator('#route-above').fill('100000');
+    await page.locator('#route-group').selectOption('finance');
+    await page.locator('#route-channel').fill('#finance-approvals');
+    await page.locator('#route-position').fill('5');
+    await submit(page, 'Create route');
+    const [made] = await h.engine.routes.list('acme');
+    expect(made?.position).toBe(5);
+    // Edited in place: the same route, its fields filled in, one changed.
+    await page.getByText('Edit route payments over 1,000.00').click();
+    expect(await page.locator(`#route-${made!.id}-above`).inputValue()).toBe('100000');
+    await page.locator(`#route-${made!.id}-channel`).fill('#finance');
+    await submit(page, 'Save route payments over 1,000.00');
+    expect((await h.engine.routes.list('acme'))[0]).toMatchObject({
+      id: made!.id,
+      channel: '#finance',
+      position: 5,
     });
+    await page.getByText('Edit route payments over 1,000.00').click();
+    await page.locator(`#route-${made!.id}-channel`).fill('#finance-approvals');
+    await submit(page, 'Save route payments over 1,000.00');
+    const routes = page.getByRole('region', { name: 'Routes' });
+    expect(await routes.textContent()).toContain('payments over 1,000.00');
+    expect(await routes.textContent()).toContain('#finance-approvals');
+    expect(await routes.textContent()).toContain('100,000 minor units');
+    expect(await axeViolations(page)).toEqual([]);
+    // On a 390 px phone the page does not widen: the tables scroll in their own regions.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(390);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.setViewportSize({ width: 1280, height: 860 });
 
-    async function signIn(page: Page, role: Role): Promise<void> {
-      await context.clearCookies();
-      const op = h.tenants.acme.operators[role];
-      await page.goto(`${h.url}/login`);
-      await page.getByLabel('Email').fill(op.email);
-      await page.getByLabel('Password').fill(op.password);
-      await Promise.all([
-        page.waitForURL(`${h.url}/`),
-        page.getByRole('button', { name: 'Sign in' }).click(),
-      ]);
-    }
+    // An escalation without its time is refused on the page, with its reason.
+    await page.locator('#route-name').fill('broken');
+    await page.locator('#route-escalationGroup').selectOption('finance');
+    await submit(page, 'Create route');
+    const refusal = await page.getByRole('alert').textContent();
+    expect(refusal).toContain('$.escalation.afterMs');
+    expect(refusal).toContain('invalid_request');
 
-    /** Submits the form `button` is in and waits for the page it leads to. */
-    async function submit(page: Page, button: string): Promise<void> {
-      await Promise.all([
-        page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/routing')),
-        page.getByRole('button', { name: button }).click(),
-      ]);
-      await page.waitForLoadState('load');
-    }
-
-    it('an admin creates a group and a route; the route then decides who approves; every change is audited', async () => {
-      const page = await context.newPage();
-      await signIn(page, 'admin');
-      await page.getByRole('link', { name: 'Routing' }).click();
-      await page.waitForURL(`${h.url}/routing`);
-      expect(await page.getByRole('heading', { name: 'Routing', level: 1 }).isVisible()).toBe(true);
-      expect(await page.getByText('Create a group first').isVisible()).toBe(true);
-      expect(await axeViolations(page)).toEqual([]);
-
-      await page.getByLabel('Name', { exact: true }).fill('finance');
-      await page.getByLabel('Members, one per line').fill('admin@acme.test\n');
-      await submit(page, 'Save group');
-      expect(await page.getByRole('status').textContent()).toContain('Saved.');
-      expect(await page.getByLabel('Members of finance, one per line').inputValue()).toBe(
-        'user:admin@acme.test',
-      );
-
-      await page.locator('#route-name').fill('payments over 1,000.00');
-      await page.locator('#route-operation').selectOption('invoice.pay');
-      await page.locator('#route-amountField').fill('amount_minor');
-      await page.locator('#route-above').fill('100000');
-      await page.locator('#route-group').selectOption('finance');
-      await page.locator('#route-channel').fill('#finance-approvals');
-      await page.locator('#route-position').fill('5');
-      await submit(page, 'Create route');
-      const [made] = await h.engine.routes.list('acme');
-      expect(made?.position).toBe(5);
-      // Edited in place: the same route, its fields filled in, one changed.
-      await page.getByText('Edit route payments over 1,000.00').click();
-      expect(await page.locator(`#route-${made!.id}-above`).inputValue()).toBe('100000');
-      await page.locator(`#route-${made!.id}-channel`).fill('#finance');
-      await submit(page, 'Save route payments over 1,000.00');
-      expect((await h.engine.routes.list('acme'))[0]).toMatchObject({
-        id: made!.id,
-        channel: '#finance',
-        position: 5,
-      });
-      await page.getByText('Edit route payments over 1,000.00').click();
-      await page.locator(`#route-${made!.id}-channel`).fill('#finance-approvals');
-      await submit(page, 'Save route payments over 1,000.00');
-      const routes = page.getByRole('region', { name: 'Routes' });
-      expect(await routes.textContent()).toContain('payments over 1,000.00');
-      expect(await routes.textContent()).toContain('#finance-approvals');
-      expect(await routes.textContent()).toContain('100,000 minor units');
-      expect(await axeViolations(page)).toEqual([]);
-      // On a 390 px phone the page does not widen: the tables scroll in their own regions.
-      await page.setViewportSize({ width: 390, height: 844 });
-      expect(Number(await page.evaluate('document.documentElement.scrollWidth'))).toBeLessThanOrEqual(390);
-      expect(await axeViolations(page)).toEqual([]);
-      await page.setViewportSize({ width: 1280, height: 860 });
-
-      // An escalation without its time is refused on the page, with its reason.
-      await page.locator('#route-name').fill('broken');
-      await page.locator('#route-escalationGroup').selectOption('finance');
-      await submit(page, 'Create route');
-      const refusal = await page.getByRole('alert').textContent();
-      expect(refusal).toContain('$.escalation.afterMs');
-      expect(refusal).toContain('invalid_request');
-
-      // The route holds: the approver outside the finance group is refused on the route's account.
-      const invoice = freshInvoice(h.world, 'acme', 500_000);
-      const p = await proposeViaApi(h, 'acme', {
-        operation: 'invoice.pay',
-        request: { invoice_id: invoice },
-        resource: `invoice:${invoice}`,
-      });
-      expect(p['route']).toMatchObject({ group: 'finance' });
-      const stored = (await h.engine.proposals.get('acme', p.id))!;
-      expect(
-        h.engine.proposals.mayDecide(
-          { id: 'user:approver@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
-          stored,
-        ),
-      ).toMatchObject({ kind: 'refused', reason: 'forbidden' });
-
-      // The proposal page names the route: its group, channel, and that only its members decide.
-      await page.goto(`${h.url}/proposals/${p.id}`);
-      const fact = await page.getByTestId('route').textContent();
-      expect(fact).toContain('group finance');
-      expect(fact).toContain('#finance-approvals');
-      expect(fact).toContain('only its members decide');
-      expect(await axeViolations(page)).toEqual([]);
-      await page.goto(`${h.url}/routing`);
-
-      const [route] = await h.engine.routes.list('acme');
-      // Deleting the group is refused while the route names it; deleting the route, then the group, is not.
-      await submit(page, 'Delete group finance');
-      expect(await page.getByRole('alert').textContent()).toContain('names the group finance');
-      await submit(page, 'Delete route payments over 1,000.00');
-      await submit(page, 'Delete group finance');
-      expect(await page.getByText('No routes: every proposal goes to every approver.').isVisible()).toBe(
-        true,
-      );
-      const changes = async (id: string) =>
-        (await h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
-      expect(await changes(route!.id)).toEqual([
-        ['route_changed', 'created', 'user:admin@acme.test'],
-        ['route_changed', 'updated', 'user:admin@acme.test'],
-        ['route_changed', 'updated', 'user:admin@acme.test'],
-        ['route_changed', 'deleted', 'user:admin@acme.test'],
-      ]);
-      expect(await changes('grp_finance')).toEqual([
-        ['group_changed', 'created', 'user:admin@acme.test'],
-        ['group_changed', 'deleted', 'user:admin@acme.test'],
-      ]);
-      await page.close();
+    // The route holds: the approver outside the finance group is refused on the route's account.
+    const invoice = freshInvoice(h.world, 'acme', 500_000);
+    const p = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: invoice },
+      resource: `invoice:${invoice}`,
     });
+    expect(p['route']).toMatchObject({ group: 'finance' });
+    const stored = (await h.engine.proposals.get('acme', p.id))!;
+    expect(
+      h.engine.proposals.mayDecide(
+        { id: 'user:approver@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
+        stored,
+      ),
+    ).toMatchObject({ kind: 'refused', reason: 'forbidden' });
 
-    it("an escalation reaches the escalation group's open Needs you tab live", async () => {
-      const admin = {
-        id: 'user:admin@acme.test',
-        tenant: 'acme',
-        kind: 'operator',
-        roles: ['admin'],
-      } as const;
-      await h.engine.groups.save({
-        tenant: 'acme',
-        name: 'payables',
-        members: ['user:viewer@acme.test'],
-        actor: admin,
-      });
-      await h.engine.groups.save({ tenant: 'acme', name: 'leads', members: [admin.id], actor: admin });
-      const saved = await h.engine.routes.save({
-        tenant: 'acme',
-        actor: admin,
-        route: {
-          name: 'escalating payments',
-          operation: 'invoice.pay',
-          group: 'payables',
-          escalation: { afterMs: 60_000, group: 'leads', channel: '#leads' },
-        },
-      });
-      expect(saved.kind).toBe('saved');
-      const page = await context.newPage();
-      await signIn(page, 'admin');
-      await page.goto(`${h.url}/?status=needs`);
-      const region = page.getByTestId('live-inbox');
-      await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(1);
-      const invoice = freshInvoice(h.world, 'acme');
-      const p = await proposeViaApi(h, 'acme', {
-        operation: 'invoice.pay',
-        request: { invoice_id: invoice },
-        resource: `invoice:${invoice}`,
-      });
-      // Routed to payables: not the admin's to decide, so not counted in their Needs you.
-      await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('1');
-      expect(await page.getByTestId('live-notice').count()).toBe(0);
-      h.clock.advance(60_000);
-      expect(await h.engine.sweeps.escalateDue()).toBe(1);
-      await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('2');
-      expect(await region.textContent()).toBe('1 new proposal in this list — reload');
-      expect((await h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
-      // The proposal page says so: in its route and in its timeline.
-      await page.goto(`${h.url}/proposals/${p.id}`);
-      expect(await page.getByTestId('route').textContent()).toContain('escalated to leads');
-      expect(await page.getByText('Escalated to the group leads: nobody decided it in time').count()).toBe(1);
-      if (saved.kind === 'saved')
-        await h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
-      await page.close();
-      await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(0);
-    });
+    // The proposal page names the route: its group, channel, and that only its members decide.
+    await page.goto(`${h.url}/proposals/${p.id}`);
+    const fact = await page.getByTestId('route').textContent();
+    expect(fact).toContain('group finance');
+    expect(fact).toContain('#finance-approvals');
+    expect(fact).toContain('only its members decide');
+    expect(await axeViolations(page)).toEqual([]);
+    await page.goto(`${h.url}/routing`);
 
-    it('is for admins only: an approver sees no Routing link and is refused the page', async () => {
-      const page = await context.newPage();
-      await signIn(page, 'approver');
-      expect(await page.getByRole('link', { name: 'Routing' }).count()).toBe(0);
-      const response = await page.goto(`${h.url}/routing`);
-      expect(response?.status()).toBe(403);
-      await page.close();
-    });
+    const [route] = await h.engine.routes.list('acme');
+    // Deleting the group is refused while the route names it; deleting the route, then the group, is not.
+    await submit(page, 'Delete group finance');
+    expect(await page.getByRole('alert').textContent()).toContain('names the group finance');
+    await submit(page, 'Delete route payments over 1,000.00');
+    await submit(page, 'Delete group finance');
+    expect(await page.getByText('No routes: every proposal goes to every approver.').isVisible()).toBe(true);
+    const changes = async (id: string) =>
+      (await h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
+    expect(await changes(route!.id)).toEqual([
+      ['route_changed', 'created', 'user:admin@acme.test'],
+      ['route_changed', 'updated', 'user:admin@acme.test'],
+      ['route_changed', 'updated', 'user:admin@acme.test'],
+      ['route_changed', 'deleted', 'user:admin@acme.test'],
+    ]);
+    expect(await changes('grp_finance')).toEqual([
+      ['group_changed', 'created', 'user:admin@acme.test'],
+      ['group_changed', 'deleted', 'user:admin@acme.test'],
+    ]);
+    await page.close();
   });
-}
+
+  it("an escalation reaches the escalation group's open Needs you tab live", async () => {
+    const admin = {
+      id: 'user:admin@acme.test',
+      tenant: 'acme',
+      kind: 'operator',
+      roles: ['admin'],
+    } as const;
+    await h.engine.groups.save({
+      tenant: 'acme',
+      name: 'payables',
+      members: ['user:viewer@acme.test'],
+      actor: admin,
+    });
+    await h.engine.groups.save({ tenant: 'acme', name: 'leads', members: [admin.id], actor: admin });
+    const saved = await h.engine.routes.save({
+      tenant: 'acme',
+      actor: admin,
+      route: {
+        name: 'escalating payments',
+        operation: 'invoice.pay',
+        group: 'payables',
+        escalation: { afterMs: 60_000, group: 'leads', channel: '#leads' },
+      },
+    });
+    expect(saved.kind).toBe('saved');
+    const page = await context.newPage();
+    await signIn(page, 'admin');
+    await page.goto(`${h.url}/?status=needs`);
+    const region = page.getByTestId('live-inbox');
+    await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(1);
+    const invoice = freshInvoice(h.world, 'acme');
+    const p = await proposeViaApi(h, 'acme', {
+      operation: 'invoice.pay',
+      request: { invoice_id: invoice },
+      resource: `invoice:${invoice}`,
+    });
+    // Routed to payables: not the admin's to decide, so not counted in their Needs you.
+    await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('1');
+    expect(await page.getByTestId('live-notice').count()).toBe(0);
+    h.clock.advance(60_000);
+    expect(await h.engine.sweeps.escalateDue()).toBe(1);
+    await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('2');
+    expect(await region.textContent()).toBe('1 new proposal in this list — reload');
+    expect((await h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
+    // The proposal page says so: in its route and in its timeline.
+    await page.goto(`${h.url}/proposals/${p.id}`);
+    expect(await page.getByTestId('route').textContent()).toContain('escalated to leads');
+    expect(await page.getByText('Escalated to the group leads: nobody decided it in time').count()).toBe(1);
+    if (saved.kind === 'saved')
+      await h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
+    await page.close();
+    await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(0);
+  });
+
+  it('is for admins only: an approver sees no Routing link and is refused the page', async () => {
+    const page = await context.newPage();
+    await signIn(page, 'approver');
+    expect(await page.getByRole('link', { name: 'Routing' }).count()).toBe(0);
+    const response = await page.goto(`${h.url}/routing`);
+    expect(response?.status()).toBe(403);
+    await page.close();
+  });
+});
