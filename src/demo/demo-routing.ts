@@ -5,9 +5,16 @@ import type { Engine } from '../engine/create-engine.js';
  * group (the two approvers, who also complete the two-person rule from 10,000.00) and its channel
  * `#finance-approvals`; one undecided for 15 minutes is escalated to the `finance-leads` group (the
  * admin) and `#finance-leads`. Smaller payments and every other operation stay unrouted: any
- * approver decides them. Returns how many routes it made (none when a tenant already has routes).
+ * approver decides them. With `options.channel` (the Slack channel `serve --demo` posts to), both
+ * the route and its escalation name that channel instead: a demo workspace has no
+ * `#finance-approvals`, and a card sent there would fail `channel_not_found` at every retry.
+ * Returns how many routes it made (none when a tenant already has routes).
  */
-export async function seedDemoRouting(engine: Engine, tenants: readonly string[]): Promise<number> {
+export async function seedDemoRouting(
+  engine: Engine,
+  tenants: readonly string[],
+  options: { readonly channel?: string } = {},
+): Promise<number> {
   let made = 0;
   for (const tenant of tenants) {
     if ((await engine.routes.list(tenant)).length > 0) continue;
@@ -27,8 +34,12 @@ export async function seedDemoRouting(engine: Engine, tenants: readonly string[]
         operation: 'invoice.pay',
         amount: { field: 'amount_minor', above: 100_000 },
         group: 'finance',
-        channel: '#finance-approvals',
-        escalation: { afterMs: 15 * 60_000, group: 'finance-leads', channel: '#finance-leads' },
+        channel: options.channel ?? '#finance-approvals',
+        escalation: {
+          afterMs: 15 * 60_000,
+          group: 'finance-leads',
+          channel: options.channel ?? '#finance-leads',
+        },
       },
       actor,
     });

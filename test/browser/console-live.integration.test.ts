@@ -10,7 +10,7 @@ import {
   type ServerHarness,
   serverHarness,
 } from '../server/support/server-harness.js';
-import { describeInChromium, launchChromium, signInWithPassword } from './support/chromium.js';
+import { describeInChromium, launchChromium, signInWithPassword, liveInboxOpen } from './support/chromium.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
 
@@ -75,6 +75,7 @@ describeInChromium('the live inbox in Chromium', () => {
     await signIn(page);
     await page.goto(`${h.url}/?requester=${encodeURIComponent(filtered.id)}`);
     const region = page.getByTestId('live-inbox');
+    await liveInboxOpen(page);
     await streamsOpen(1);
     await filtered.pay();
     await expect.poll(() => region.getAttribute('data-checked')).toBe('1');
@@ -98,6 +99,7 @@ describeInChromium('the live inbox in Chromium', () => {
     const page = await context.newPage();
     await signIn(page);
     await page.goto(`${h.url}/?requester=${encodeURIComponent(gone.id)}`);
+    await liveInboxOpen(page);
     await streamsOpen(1);
     const rows = () =>
       page.locator('[data-inbox-row]').evaluateAll((r) => r.map((e) => e.getAttribute('data-proposal-id')));
@@ -136,6 +138,7 @@ describeInChromium('the live inbox in Chromium', () => {
     const region = page.getByTestId('live-inbox');
     expect(await region.getAttribute('aria-live')).toBe('polite');
     expect(await region.textContent()).toBe('');
+    await liveInboxOpen(page);
     await streamsOpen(1);
     const loadsBefore = loads;
 
@@ -158,6 +161,7 @@ describeInChromium('the live inbox in Chromium', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     await signIn(page);
+    await liveInboxOpen(page);
     await streamsOpen(1);
     // Four more streams of the same principal (its API token) fill its five slots.
     const held = await Promise.all(
@@ -181,6 +185,7 @@ describeInChromium('the live inbox in Chromium', () => {
     await sixth.screenshot({ path: join(ARTIFACTS, 'console-inbox-live-refused.png') });
     for (const abort of held) abort.abort();
     await sixth.close();
+    await liveInboxOpen(page);
     await streamsOpen(1);
     // Signed out in another tab: the open stream ends, its reconnect is refused 401.
     const other = await context.newPage();

@@ -14,6 +14,7 @@ import {
 import {
   type ChromiumProfile,
   describeInChromium,
+  liveInboxOpen,
   openProfile,
   signInWithPassword,
 } from './support/chromium.js';
@@ -199,7 +200,8 @@ describeInChromium('the routing admin page in Chromium', () => {
     await signIn(page, 'admin');
     await page.goto(`${h.url}/?status=needs`);
     const region = page.getByTestId('live-inbox');
-    await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(1);
+    await liveInboxOpen(page);
+    await expect.poll(() => streams.open).toBe(1);
     const invoice = freshInvoice(h.world, 'acme');
     const p = await proposeViaApi(h, 'acme', {
       operation: 'invoice.pay',

@@ -284,7 +284,12 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
     );
     const seeded = demo ? await seedDemo(directory, credentialsFile) : undefined;
     // Payments over 1,000.00 to the finance group (src/demo/demo-routing.ts).
-    if (seeded?.kind === 'seeded') await seedDemoRouting(engine, Object.keys(DEMO_TENANTS));
+    if (seeded?.kind === 'seeded')
+      await seedDemoRouting(
+        engine,
+        Object.keys(DEMO_TENANTS),
+        notifying?.slack ? { channel: notifying.slack.channel } : {},
+      );
     let mcp: McpHttpHandler | undefined;
     const events = new EventStreams();
     let sweepsRunning = false;

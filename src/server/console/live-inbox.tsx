@@ -119,8 +119,10 @@ const JS = `(function () {
   source.addEventListener('proposal.approval_given', onApproval);
   source.addEventListener('proposal.decided', onDecided);
   source.addEventListener('proposal.outcome', onDecided);
-  source.addEventListener('open', function () { alertBox.replaceChildren(); });
+  // data-live says whether the stream is open now (what a script or a test can wait on).
+  source.addEventListener('open', function () { alertBox.replaceChildren(); region.setAttribute('data-live', 'open'); });
   source.addEventListener('error', function () {
+    region.setAttribute('data-live', 'closed');
     // CONNECTING: the browser reconnects by itself. CLOSED: the server refused the stream.
     if (source.readyState === EventSource.CLOSED) explain();
   });

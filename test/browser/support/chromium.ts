@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 /** Debian's Chromium, which playwright-core drives (`apt-get install -y chromium`). */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -69,4 +69,12 @@ export async function signInWithPassword(
   await page.getByLabel('Email').fill(operator.email);
   await page.getByLabel('Password').fill(operator.password);
   await Promise.all([page.waitForURL(landing), page.getByRole('button', { name: 'Sign in' }).click()]);
+}
+
+/**
+ * Waits until the inbox's live stream on `page` is open: the server sends only what happens after
+ * that, so a test that posts a proposal before it would wait for an event the tab never gets.
+ */
+export async function liveInboxOpen(page: Page): Promise<void> {
+  await expect.poll(() => page.getByTestId('live-inbox').getAttribute('data-live')).toBe('open');
 }
