@@ -293,6 +293,19 @@ describe('the operators console page', () => {
     ]);
   });
 
+  it('the routing page has the same door: admins in, others forbidden, the signed-out to sign-in', async () => {
+    const admin = await consoleAs((await newOperator('acme', ['admin'])).email);
+    expect((await admin.get('/routing')).status).toBe(200);
+    const approver = await consoleAs((await newOperator('acme', ['approver'])).email);
+    const refused = await approver.get('/routing');
+    expect([refused.status, reasonOf(refused.html)]).toEqual([403, 'forbidden']);
+    const anonymous = await new ConsoleClient(h.url).get('/routing');
+    expect([anonymous.status, anonymous.response.headers.get('location')]).toEqual([
+      303,
+      '/login?next=%2Frouting',
+    ]);
+  });
+
   it('disables, enables and sets roles through CSRF-checked forms, audited as the admin', async () => {
     const adminOp = await newOperator('acme', ['admin']);
     const admin = await consoleAs(adminOp.email);

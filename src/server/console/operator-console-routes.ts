@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Engine } from '../../engine/create-engine.js';
 import type { AppEnv } from '../app-env.js';
+import { adminPageAccess } from './admin-page-access.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import type { OperatorChange } from '../directory/operator-accounts.js';
 import type { ConsoleSession, PrincipalDirectory } from '../directory/principal-directory.js';
@@ -39,15 +40,11 @@ export function operatorConsoleRoutes(deps: {
 }): Hono<AppEnv> {
   const { directory, publicUrl } = deps;
   const app = new Hono<AppEnv>();
-  const toLogin = (c: Context<AppEnv>) =>
-    c.redirect(`${c.get('ssoEnded') && deps.sso ? '/login/oidc' : '/login'}?next=%2Foperators`, 303);
-  const signedIn = (c: Context<AppEnv>): { session: ConsoleSession; sessionId: string } | undefined => {
-    const principal = c.get('principal');
-    if (principal?.via !== 'session') return undefined;
-    if (!principal.session.actor.roles.includes('admin'))
-      throw new HttpProblem(403, 'forbidden', 'operators are managed by admins');
-    return { session: principal.session, sessionId: principal.sessionId };
-  };
+  const { toLogin, signedIn } = adminPageAccess({
+    path: '/operators',
+    refusal: 'operators are managed by admins',
+    sso: deps.sso,
+  });
   const render = async (
     c: Context<AppEnv>,
     session: ConsoleSession,

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { Engine } from '../../engine/create-engine.js';
 import type { RouteInput, RoutingRefusal } from '../../engine/route-admin.js';
 import type { AppEnv } from '../app-env.js';
+import { adminPageAccess } from './admin-page-access.js';
 import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
 import type { ConsoleSession } from '../directory/principal-directory.js';
 import { HttpProblem } from '../../http/http-problem.js';
@@ -97,15 +98,11 @@ export function routingConsoleRoutes(deps: {
 }): Hono<AppEnv> {
   const { engine, publicUrl } = deps;
   const app = new Hono<AppEnv>();
-  const toLogin = (c: Context<AppEnv>) =>
-    c.redirect(`${c.get('ssoEnded') && deps.sso ? '/login/oidc' : '/login'}?next=%2Frouting`, 303);
-  const signedIn = (c: Context<AppEnv>): { session: ConsoleSession; sessionId: string } | undefined => {
-    const principal = c.get('principal');
-    if (principal?.via !== 'session') return undefined;
-    if (!principal.session.actor.roles.includes('admin'))
-      throw new HttpProblem(403, 'forbidden', 'routing is managed by admins');
-    return { session: principal.session, sessionId: principal.sessionId };
-  };
+  const { toLogin, signedIn } = adminPageAccess({
+    path: '/routing',
+    refusal: 'routing is managed by admins',
+    sso: deps.sso,
+  });
   const render = async (
     c: Context<AppEnv>,
     session: ConsoleSession,
