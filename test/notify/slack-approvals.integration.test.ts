@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -165,6 +165,31 @@ describe('Slack approvals with serve --demo and a fake Slack Web API', () => {
     expect(replayed.status).toBe(409);
     expect(((await replayed.json()) as { reason: string }).reason).toBe('replayed');
     expect(slack.ephemerals.filter((e) => e.user === 'U4STRANGER')).toHaveLength(1);
+    expect((await proposalOf(value)).status).toBe('pending');
+  });
+
+  it('refuses signed but malformed interactions with invalid_form, never a 500, nothing decided', async () => {
+    const value = buttonValue(await card('240.49 USD'), APPROVE)!;
+    const form = (payload: unknown) => new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+    const bodies = [
+      'payload=%7Bnot-json',
+      'nothing=here',
+      form({ type: 'block_actions', user: { id: 'U1ADA' }, actions: [{ action_id: APPROVE }] }),
+      form({ ...clickPayload({ user: 'U1ADA', actionId: APPROVE, value: '{oops' }) }),
+    ];
+    for (const body of bodies) {
+      const at = Math.floor(Date.now() / 1000);
+      const signature = `v0=${createHmac('sha256', SIGNING_SECRET).update(`v0:${at}:${body}`).digest('hex')}`;
+      const answer = await send(body, {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-slack-request-timestamp': String(at),
+        'x-slack-signature': signature,
+      });
+      expect([answer.status, ((await answer.json()) as { reason: string }).reason]).toEqual([
+        400,
+        'invalid_form',
+      ]);
+    }
     expect((await proposalOf(value)).status).toBe('pending');
   });
 
