@@ -75,7 +75,7 @@ import {
 import { type Actor, createEngine, type Engine } from '../src/index.js';
 import { printJsonResult } from './json-result.js';
 import { BENCH_LIMITS } from './bench-limits.js';
-import { SqliteStore } from '../src/store/sqlite/index.js';
+import { SQLITE_PAGE_SIZE, SqliteStore } from '../src/store/sqlite/index.js';
 import type { SqliteDatabase } from '../src/store/sqlite/index.js';
 import { floorFlow, type LifecycleFlow } from './lifecycle-flows.js';
 
@@ -153,7 +153,9 @@ interface Db {
 }
 const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => Db;
 
+// countersign's own settings, its page size included (set before the file has a page).
 function tune(db: Db): Db {
+  db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   return db;

@@ -6,9 +6,10 @@
  * b-tree it belongs to (the `dbstat` table; an overflow page is named `… (overflow)`, a page no
  * b-tree owns `(free list)`). Prints, per transaction, its statements (reads among them), its WAL
  * bytes and the pages it wrote by b-tree, and the totals per lifecycle.
- * Run: npm run bench:wal  (CYCLES, default 200 before the measured one; FLOOR=1 measures the
+ * Run: npm run bench:wal  (CYCLES, default 200 before the measured ones; SAMPLES, default 20
+ * lifecycles measured, the first printed in full and all averaged per b-tree; FLOOR=1 measures the
  * same-rows floor of lifecycle-flows.ts instead; DUMP=1 prints each statement's parameters to stderr;
- * PAGE_SIZE=n makes the database with n-byte pages, for comparison)
+ * PAGE_SIZE=n makes the database with n-byte pages instead of the store's default, for comparison)
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,6 +24,7 @@ import { printJsonResult } from './json-result.js';
 import { floorFlow } from './lifecycle-flows.js';
 
 const CYCLES = Number(process.env['CYCLES'] ?? 200);
+const SAMPLES = Math.max(1, Number(process.env['SAMPLES'] ?? 20));
 const dir = mkdtempSync(join(tmpdir(), 'countersign-wal-'));
 const path = join(dir, 'countersign.db');
 const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabase;
@@ -61,8 +63,6 @@ function walFrames(): { bytes: number; pages: number[] } {
 }
 
 const raw = new Database(path);
-// PAGE_SIZE=n: the database made with n-byte pages instead of SQLite's 4096 (for comparison only).
-if (process.env['PAGE_SIZE']) raw.pragma(`page_size = ${Number(process.env['PAGE_SIZE'])}`);
 const probe = new Database(path);
 const database: SqliteDatabase = {
   prepare(text: string): Statement {
@@ -134,7 +134,12 @@ const database: SqliteDatabase = {
   },
 };
 
-const store = new SqliteStore({ database, synchronous: 'NORMAL' });
+// PAGE_SIZE=n: the database made with n-byte pages instead of the store's default (for comparison).
+const store = new SqliteStore({
+  database,
+  synchronous: 'NORMAL',
+  ...(process.env['PAGE_SIZE'] ? { pageSize: Number(process.env['PAGE_SIZE']) } : {}),
+});
 // FLOOR=1: the same-rows floor of lifecycle-flows.ts instead of the engine (same rows, same transactions).
 if (process.env['FLOOR'] === '1') await store.migrate();
 const floor = process.env['FLOOR'] === '1' ? floorFlow(database) : undefined;
@@ -179,14 +184,24 @@ async function lifecycle(i: number): Promise<void> {
 for (let i = 0; i < CYCLES; i++) await lifecycle(i);
 state.on = true;
 await lifecycle(CYCLES);
+const first = measured.length;
+for (let i = 1; i < SAMPLES; i++) await lifecycle(CYCLES + i);
 state.on = false;
 
+// Every sampled lifecycle, per b-tree: a young b-tree splits more often than an old one, and a
+// growing file rewrites its header page, so one lifecycle alone is not the steady state.
+const byOwner = new Map<string, number>();
+let sampledBytes = 0;
+for (const tx of measured) {
+  sampledBytes += tx.walBytes;
+  for (const [owner, count] of tx.pages) byOwner.set(owner, (byOwner.get(owner) ?? 0) + count);
+}
 let totalBytes = 0;
 let totalStatements = 0;
 const lines: string[] = [
   `WAL per approved invoice.pay after ${CYCLES} lifecycles (page size ${raw.pragma('page_size', { simple: true })})`,
 ];
-measured.forEach((tx, n) => {
+measured.slice(0, first).forEach((tx, n) => {
   totalBytes += tx.walBytes;
   totalStatements += tx.statements.length;
   const reads = tx.statements.filter((s) => /^\s*SELECT/i.test(s)).length;
@@ -200,12 +215,21 @@ measured.forEach((tx, n) => {
 });
 lines.push(
   '',
-  `per lifecycle: ${measured.length} write transactions, ${totalStatements} statements in them, WAL ${(totalBytes / 1024).toFixed(1)} KB`,
+  `per lifecycle: ${first} write transactions, ${totalStatements} statements in them, WAL ${(totalBytes / 1024).toFixed(1)} KB`,
   '',
+  `pages per lifecycle, the mean of ${SAMPLES} lifecycles (WAL ${(sampledBytes / SAMPLES / 1024).toFixed(1)} KB):`,
 );
+for (const [owner, count] of [...byOwner].sort((a, b) => b[1] - a[1]))
+  lines.push(`  ${(count / SAMPLES).toFixed(2).padStart(6)} × ${owner}`);
+lines.push('');
 process.stdout.write(lines.join('\n'));
 await engine.close();
 probe.close();
 if ((raw as unknown as { open: boolean }).open) raw.close();
 rmSync(dir, { recursive: true, force: true });
-printJsonResult({ wal_bytes: totalBytes, write_transactions: measured.length, statements: totalStatements });
+printJsonResult({
+  wal_bytes: totalBytes,
+  wal_bytes_mean: sampledBytes / SAMPLES,
+  write_transactions: first,
+  statements: totalStatements,
+});

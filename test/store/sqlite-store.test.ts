@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from '../../src/sql/sql.js';
 import { SqliteDriver, STATEMENT_CACHE_SIZE } from '../../src/store/sqlite/sqlite-driver.js';
-import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { ConfigurationError } from '../../src/index.js';
+import { SQLITE_PAGE_SIZE, SqliteStore } from '../../src/store/sqlite/index.js';
 import { storeConformance } from '../../src/testing/index.js';
 import { tempDir } from '../support/engine.js';
 
@@ -35,5 +36,49 @@ describe('SQLite prepared statements', () => {
     } finally {
       await driver.close();
     }
+  });
+});
+
+describe('SQLite page size', () => {
+  const pageSizeOf = (store: SqliteStore) =>
+    (store.database as { pragma(s: string, o: { simple: true }): unknown }).pragma('page_size', { simple: true });
+
+  it('makes a new database with SQLITE_PAGE_SIZE pages, or the pageSize asked for', async () => {
+    const { dir } = tempDir();
+    const made = new SqliteStore({ path: `${dir}/default.db` });
+    const asked = new SqliteStore({ path: `${dir}/asked.db`, pageSize: 4096 });
+    try {
+      await made.migrate();
+      await asked.migrate();
+      expect(SQLITE_PAGE_SIZE).toBe(1024);
+      expect(pageSizeOf(made)).toBe(SQLITE_PAGE_SIZE);
+      expect(pageSizeOf(asked)).toBe(4096);
+    } finally {
+      await made.close();
+      await asked.close();
+    }
+  });
+
+  it('leaves an existing database at its own page size, and its rows readable', async () => {
+    const { dir } = tempDir();
+    const path = `${dir}/existing.db`;
+    const first = new SqliteStore({ path, pageSize: 4096 });
+    await first.migrate();
+    await first.transaction((tx) => tx.local.run('CREATE TABLE app_notes (n INTEGER)'));
+    await first.transaction((tx) => tx.local.run('INSERT INTO app_notes (n) VALUES (7)'));
+    await first.close();
+    const reopened = new SqliteStore({ path });
+    try {
+      expect(pageSizeOf(reopened)).toBe(4096);
+      expect(await reopened.transaction((tx) => tx.local.all('SELECT n FROM app_notes'))).toEqual([{ n: 7 }]);
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it.each([1000, 256, 131_072, 1.5])('refuses pageSize %s, naming the option', (pageSize) => {
+    expect(() => new SqliteStore({ path: ':memory:', pageSize })).toThrow(
+      new ConfigurationError(`pageSize: ${pageSize} is not a power of two from 512 to 65536`),
+    );
   });
 });

@@ -1,5 +1,6 @@
 export { SQLITE_MIGRATIONS } from './migrations.js';
 export { type SqliteDatabase, SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+export { SQLITE_PAGE_SIZE } from './sqlite-driver.js';
 
 import { SqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 
