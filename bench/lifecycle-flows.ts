@@ -11,7 +11,9 @@ import { type Actor, createEngine } from '../src/index.js';
 import { newId } from '../src/engine/ids.js';
 import { AUDIT_COLUMNS, PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import type { SqliteDatabase, SqliteStore } from '../src/store/sqlite/index.js';
+import type { AuditDigests, AuditStep } from '../src/audit/event.js';
 import { BENCH_LIMITS } from './bench-limits.js';
+import { ContractChecks } from './contract-checks.js';
 
 const ada: Actor = { id: 'user:ada@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] };
 
@@ -77,6 +79,11 @@ export interface FloorOptions {
    * outcome's (default true; false where the caller's own flow already paid it, as in bench:peers).
    */
   readonly pay?: boolean;
+  /**
+   * Also do the work the contract asks of any design (`ContractChecks`: schemas, canonical JSON,
+   * digests, the claim's and the command's comparisons, the hash chain), default false.
+   */
+  readonly checks?: boolean;
 }
 
 /**
@@ -87,7 +94,8 @@ export interface FloorOptions {
  * command (attempt's command and lease, head read, `revalidated` and `command` events, head); then the
  * provider call; outcome (proposal and attempt finished, head read, `outcome` event, head). Written
  * by hand with prepared statements on `db` (a database the store's migrations made): no parsing,
- * canonicalization, digests, checks or chaining, only the bytes the engine stores.
+ * canonicalization, digests, checks or chaining, only the bytes the engine stores; with `checks`,
+ * also the contract's own work (`contract-checks.ts`), and the real digests and chain hashes stored.
  */
 export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}): LifecycleFlow {
   const db = database as unknown as Db;
@@ -131,37 +139,43 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
     "UPDATE countersign_attempts SET status = 'completed', finished_at = ? WHERE tenant = ? AND id = ? AND status = 'executing'",
   );
   const hash = () => randomBytes(32).toString('hex');
-  const digest = hash();
-  const scopeDigest = hash();
+  const checks = options.checks ? new ContractChecks(world) : undefined;
+  // Without the checks, every proposal stores the same two random digests, as bytes.
+  const fixedDigest = hash();
+  const fixedScopeDigest = hash();
   let seq = 0;
+  let chainHash = hash();
   const event = (
     proposalId: string,
     runId: string,
-    step: string,
+    step: AuditStep,
     actor: string,
     attemptId: string | null,
-    digests: string,
+    digests: AuditDigests,
     commandId: string | null,
-    detail: string,
+    detail: Record<string, unknown>,
   ): unknown[] => {
-    seq++;
+    const id = newId('evt');
+    const chained = checks?.event({ proposalId, runId, step, actor, attemptId, digests, commandId, detail, id });
+    seq = chained?.seq ?? seq + 1;
+    chainHash = chained?.chainHash ?? hash();
     const reason = step === 'approved' ? 'approved' : null;
     return [
       'acme',
       seq,
-      newId('evt'),
+      id,
       proposalId,
       attemptId,
       runId,
       step,
       actor,
       reason,
-      digests,
+      JSON.stringify(digests),
       commandId,
-      detail,
+      JSON.stringify(detail),
       Date.now(),
-      hash(),
-      hash(),
+      chained?.leafHash ?? hash(),
+      chainHash,
       null,
     ];
   };
@@ -172,8 +186,15 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
   const cycle = async (i: number): Promise<void> => {
     const id = newId('prp');
     const runId = `run-${i}`;
-    const invoiceId = `inv-f${i}`;
-    const args = `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}"}`;
+    const invoiceId = checks ? openInvoice(world, i) : `inv-f${i}`;
+    const contract = checks?.propose(invoiceId, runId) ?? {
+      argumentsJson: `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}"}`,
+      previewJson: `{"amount":{"currency":"USD","display":"240.49 USD","minor":24049},"destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","supplier":"Northwind Paper Co.","title":"Pay Northwind Paper Co. 240.49 USD"}`,
+      scopeJson: `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","operation":"invoice.pay","tenant":"acme"}`,
+      scopeDigest: fixedScopeDigest,
+      digest: fixedDigest,
+    };
+    const { digest, scopeDigest } = contract;
     const now = Date.now();
     begin.run();
     insertP.run(
@@ -190,10 +211,10 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
       1,
       1,
       `{"invoice_id":"${invoiceId}"}`,
-      args,
-      `{"amount_minor":24049,"currency":"USD","destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","operation":"invoice.pay","tenant":"acme"}`,
+      contract.argumentsJson,
+      contract.scopeJson,
       scopeDigest,
-      `{"amount":{"currency":"USD","display":"240.49 USD","minor":24049},"destination_account_id":"acct-supplier-7","invoice_id":"${invoiceId}","supplier":"Northwind Paper Co.","title":"Pay Northwind Paper Co. 240.49 USD"}`,
+      contract.previewJson,
       digest,
       null,
       'pending',
@@ -218,18 +239,29 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
         'proposed',
         'agent:acme-assistant',
         null,
-        `{"proposed":"${digest}"}`,
+        { proposed: digest },
         null,
-        `{"operation":"invoice.pay","scopeVersion":1,"viewVersion":1,"scopeDigest":"${scopeDigest}"}`,
+        { operation: 'invoice.pay', scopeVersion: 1, viewVersion: 1, scopeDigest },
       ),
     );
-    head.run('acme', seq, hash());
+    head.run('acme', seq, chainHash);
     const second = Math.floor(now / 1000);
     rate.all('acme', 'agent:acme-assistant', second, 'acme', second);
     commit.run();
 
     begin.run();
-    read.get('acme', id);
+    const row = read.get('acme', id) as Record<string, string>;
+    checks?.claim(
+      runId,
+      {
+        argumentsJson: row['arguments_json']!,
+        previewJson: row['preview_json']!,
+        scopeJson: row['scope_json']!,
+        scopeDigest: row['scope_digest']!,
+        digest: row['digest']!,
+      },
+      digest,
+    );
     claim.run(ada.id, now, now, 'acme', id);
     const attemptId = newId('att');
     insertA.run('acme', attemptId, id, `${id}.1`, now + 300_000, now);
@@ -241,75 +273,65 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
         'approved',
         ada.id,
         null,
-        `{"proposed":"${digest}","seen":"${digest}","approved":"${digest}"}`,
+        { proposed: digest, seen: digest, approved: digest },
         null,
-        '{}',
+        {},
       ),
-      ...event(id, runId, 'claimed', ada.id, attemptId, `{"approved":"${digest}"}`, null, '{"attempt":1}'),
+      ...event(id, runId, 'claimed', ada.id, attemptId, { approved: digest }, null, { attempt: 1 }),
     );
-    head.run('acme', seq, hash());
+    head.run('acme', seq, chainHash);
     commit.run();
 
+    const request = {
+      destination_account_id: 'acct-supplier-7',
+      amount_minor: 24_049,
+      currency: 'USD',
+      reference: invoiceId,
+    };
+    checks?.command(runId, contract, request);
     const commandId = newId('cmd');
     begin.run();
     command.run(commandId, now + 300_000, 'acme', attemptId);
     toHead();
     audit2.run(
-      ...event(
-        id,
-        runId,
-        'revalidated',
-        'system:executor',
-        attemptId,
-        `{"approved":"${digest}"}`,
-        null,
-        '{}',
-      ),
+      ...event(id, runId, 'revalidated', 'system:executor', attemptId, { approved: digest }, null, {}),
       ...event(
         id,
         runId,
         'command',
         'system:executor',
         attemptId,
-        `{"approved":"${digest}","requested":"${scopeDigest}"}`,
+        { approved: digest, requested: scopeDigest },
         commandId,
-        `{"approvedScope":"${scopeDigest}"}`,
+        { approvedScope: scopeDigest },
       ),
     );
-    head.run('acme', seq, hash());
+    head.run('acme', seq, chainHash);
     commit.run();
 
     let paymentId = `pay_f${i}`;
     if (pay) {
-      const payment = await world.provider.pay(
-        {
-          destination_account_id: 'acct-supplier-7',
-          amount_minor: 24_049,
-          currency: 'USD',
-          reference: invoiceId,
-        },
-        { idempotencyKey: `${id}.1` },
-      );
+      const payment = await world.provider.pay(request, { idempotencyKey: `${id}.1` });
       paymentId = payment.paymentId;
     }
+    const invoice = checks ? world.invoices.find('acme', invoiceId) : undefined;
+    if (invoice) invoice.status = 'paid';
 
     begin.run();
-    finish.run(`{"kind":"succeeded","result":{"payment_id":"${paymentId}"}}`, now, 'acme', id);
+    finish.run(
+      checks?.outcome(paymentId) ?? `{"kind":"succeeded","result":{"payment_id":"${paymentId}"}}`,
+      now,
+      'acme',
+      id,
+    );
     finishA.run(now, 'acme', attemptId);
     toHead();
     audit1.run(
-      ...event(
-        id,
-        runId,
-        'outcome',
-        'system:executor',
-        attemptId,
-        `{"approved":"${digest}"}`,
-        null,
-        '{"outcome":"succeeded"}',
-      ),
+      ...event(id, runId, 'outcome', 'system:executor', attemptId, { approved: digest }, null, {
+        outcome: 'succeeded',
+      }),
     );
-    head.run('acme', seq, hash());
+    head.run('acme', seq, chainHash);
     commit.run();
   };
   return {
