@@ -2,7 +2,7 @@ import type { Group, Route } from '../../../engine/route-admin.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { Layout, type Page, renderPage } from '../layout.js';
 import { UserText } from '../render-text.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import { type Notice, NoticeBanner } from './notice-banner.js';
 
 /** Props of {@link RoutingPage}. */
@@ -342,18 +342,7 @@ export function RoutingPage(props: RoutingPageProps) {
           <p class="muted">No routes: every proposal goes to every approver.</p>
         ) : (
           <ListTable id="routes" caption="Routes">
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Route</th>
-                <th scope="col">Rule</th>
-                <th scope="col">Group and channel</th>
-                <th scope="col">Escalation</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead columns={['Order', 'Route', 'Rule', 'Group and channel', 'Escalation']} actions />
             <tbody>
               {props.routes.map((r) => (
                 <RouteRow route={r} csrf={csrf} />
@@ -368,15 +357,7 @@ export function RoutingPage(props: RoutingPageProps) {
           <p class="muted">No groups yet.</p>
         ) : (
           <ListTable id="groups" caption="Groups">
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Members</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead columns={['Group', 'Members']} actions />
             <tbody>
               {props.groups.map((g) => (
                 <GroupRow group={g} csrf={csrf} />
