@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
@@ -10,6 +8,7 @@ import { SqliteStore } from '../../src/store/sqlite/index.js';
 import { tempDir } from '../support/engine.js';
 import { serve } from '../support/serve.js';
 import { startReceiver } from './support/receiver.js';
+import { startSmtpReceiver } from './support/smtp-receiver.js';
 
 const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const temp = tempDir();
@@ -32,25 +31,7 @@ async function until<T>(
 describe('countersign serve --webhook --webhook-secret --smtp --mail-from', () => {
   it('delivers the demo proposals as signed webhooks and emails; admins list and redeliver them', async () => {
     const receiver = await startReceiver();
-    const mails: { to: string[]; raw: string }[] = [];
-    const smtp = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ['STARTTLS', 'AUTH'],
-      logger: false,
-      onData(stream, session, callback) {
-        const chunks: Buffer[] = [];
-        stream.on('data', (c: Buffer) => chunks.push(c));
-        stream.on('end', () => {
-          mails.push({
-            to: session.envelope.rcptTo.map((r) => r.address),
-            raw: Buffer.concat(chunks).toString(),
-          });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-    const smtpPort = (smtp.server.address() as AddressInfo).port;
+    const smtp = await startSmtpReceiver();
     const db = join(temp.dir, 'serve.db');
     const server = await serve([
       '--demo',
@@ -63,7 +44,7 @@ describe('countersign serve --webhook --webhook-secret --smtp --mail-from', () =
       '--webhook-secret',
       SECRET,
       '--smtp',
-      `smtp://127.0.0.1:${smtpPort}`,
+      smtp.url,
       '--mail-from',
       'approvals@countersign.test',
     ]);
@@ -78,8 +59,8 @@ describe('countersign serve --webhook --webhook-secret --smtp --mail-from', () =
         data: { approvalUrl: string; proposalId: string; tenant: string };
       };
       expect(payload.data.approvalUrl).toBe(`${server.url}/proposals/${payload.data.proposalId}`);
-      await until('an approval email', () => (mails.length > 0 ? mails : undefined));
-      for (const mail of mails) {
+      await until('an approval email', () => (smtp.mails.length > 0 ? smtp.mails : undefined));
+      for (const mail of smtp.mails) {
         const domains = new Set(mail.to.map((t) => t.split('@')[1]));
         expect(domains.size).toBe(1);
       }
@@ -129,7 +110,7 @@ describe('countersign serve --webhook --webhook-secret --smtp --mail-from', () =
       expect(await server.stop()).toBe(0);
       await store.close();
       await receiver.close();
-      await new Promise<void>((resolve) => smtp.close(() => resolve()));
+      await smtp.close();
     }
   }, 60_000);
 

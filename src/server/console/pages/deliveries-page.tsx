@@ -1,5 +1,5 @@
 import type { DeliveryView } from '../../../notify/deliveries.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -94,20 +94,18 @@ export function DeliveriesPage(input: DeliveriesPageProps) {
           </div>
         ) : (
           <ListTable id="deliveries" caption="Deliveries">
-            <thead>
-              <tr>
-                <th scope="col">Channel · event</th>
-                <th scope="col">Proposal · event id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Last attempt</th>
-                <th scope="col">Next attempt</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead
+              columns={[
+                'Channel · event',
+                'Proposal · event id',
+                'Status',
+                'Attempts',
+                'Last error',
+                'Last attempt',
+                'Next attempt',
+              ]}
+              actions
+            />
             <tbody>
               {deliveries.map((d) => (
                 <DeliveryRow delivery={d} csrf={input.session.csrfToken} />

@@ -1,5 +1,5 @@
 import type { Grant } from '../../../grants/grant.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -220,19 +220,10 @@ export function GrantsPage(input: GrantsPageProps) {
           </div>
         ) : (
           <ListTable id="grants" caption="Grants">
-            <thead>
-              <tr>
-                <th scope="col">Grant · agent</th>
-                <th scope="col">Operations · resource</th>
-                <th scope="col">Constraints</th>
-                <th scope="col">Usage</th>
-                <th scope="col">Expires</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead
+              columns={['Grant · agent', 'Operations · resource', 'Constraints', 'Usage', 'Expires', 'State']}
+              actions
+            />
             <tbody>
               {input.grants.map((g) => (
                 <GrantRow grant={g} session={input.session} isAdmin={isAdmin} />

@@ -1,5 +1,5 @@
 import type { Proposal } from '../../../engine/proposal.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
@@ -61,15 +61,7 @@ export function HistoryPage(input: HistoryPageProps) {
           </div>
         ) : (
           <ListTable id="history" caption="Decided proposals">
-            <thead>
-              <tr>
-                <th scope="col">Proposal</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Status</th>
-                <th scope="col">Decided by</th>
-                <th scope="col">Decided at</th>
-              </tr>
-            </thead>
+            <ListHead columns={['Proposal', 'Operation', 'Status', 'Decided by', 'Decided at']} />
             <tbody>
               {input.items.map((p) => (
                 <HistoryRow proposal={p} />

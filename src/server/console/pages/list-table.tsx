@@ -16,3 +16,26 @@ export function ListTable(props: { readonly id: string; readonly caption: Child;
     </section>
   );
 }
+
+/**
+ * A list table's header row: a column header per label and, with `actions`, a last column for each
+ * row's buttons, named for screen readers only.
+ */
+export function ListHead(props: { readonly columns: readonly Child[]; readonly actions?: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column) => (
+          <th scope="col">{column}</th>
+        ))}
+        {props.actions ? (
+          <th scope="col">
+            <span class="sr-only">Actions</span>
+          </th>
+        ) : (
+          ''
+        )}
+      </tr>
+    </thead>
+  );
+}

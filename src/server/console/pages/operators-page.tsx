@@ -3,7 +3,7 @@ import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { formatInstant } from '../format-time.js';
 import { Layout, type Page, renderPage } from '../layout.js';
 import { UserText } from '../render-text.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import { type Notice, NoticeBanner } from './notice-banner.js';
 
 /** Props of {@link OperatorsPage}. */
@@ -100,17 +100,7 @@ export function OperatorsPage(input: OperatorsPageProps) {
           <NoticeBanner notice={n} />
         ))}
         <ListTable id="operators" caption="Operators">
-          <thead>
-            <tr>
-              <th scope="col">Operator</th>
-              <th scope="col">Roles</th>
-              <th scope="col">State</th>
-              <th scope="col">Created</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <ListHead columns={['Operator', 'Roles', 'State', 'Created']} actions />
           <tbody>
             {input.operators.map((o) => (
               <OperatorRow operator={o} roles={input.roles} session={input.session} />

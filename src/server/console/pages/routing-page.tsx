@@ -2,7 +2,7 @@ import type { Group, Route } from '../../../engine/route-admin.js';
 import type { ConsoleSession } from '../../directory/principal-directory.js';
 import { Layout, type Page, renderPage } from '../layout.js';
 import { UserText } from '../render-text.js';
-import { ListTable } from './list-table.js';
+import { ListHead, ListTable } from './list-table.js';
 import { type Notice, NoticeBanner } from './notice-banner.js';
 
 /** Props of {@link RoutingPage}. */
@@ -130,7 +130,7 @@ function GroupRow({ group, csrf }: { readonly group: Group; readonly csrf: strin
   );
 }
 
-/** Where a form's fields get their ids: `route-name` for the new route, `route-<id>-name` for an edit. */
+/** A field's id: `route-name` in the new route's form, `route-<id>-name` in a route's edit form. */
 type FieldIds = (name: string) => string;
 
 function Field(props: {
@@ -175,26 +175,22 @@ function Select(props: {
   );
 }
 
-/** The fields of a route, empty for a new one or filled with the route an edit changes. */
-function RouteForm(props: {
-  readonly action: string;
-  readonly ids: FieldIds;
-  readonly csrf: string;
-  readonly groups: readonly string[];
-  readonly operations: readonly string[];
-  readonly route?: Route;
-  readonly submit: string;
-}) {
-  const { ids, route: r } = props;
+/**
+ * A route's form: empty, it creates a route (Create route); given `route`, its fields are filled in
+ * and it replaces that route (Save route NAME), which keeps its id.
+ */
+function RouteForm({ page, route: r }: { readonly page: RoutingPageProps; readonly route?: Route }) {
+  const ids: FieldIds = (name) => (r ? `route-${r.id}-${name}` : `route-${name}`);
+  const groups = page.groups.map((g) => g.name);
   return (
-    <form method="post" action={props.action} class="routing-form">
-      <input type="hidden" name="csrf" value={props.csrf} />
+    <form method="post" action={r ? `/routing/routes/${r.id}` : '/routing/routes'} class="routing-form">
+      <input type="hidden" name="csrf" value={page.session.csrfToken} />
       <Field ids={ids} name="name" label="Name" hint="e.g. payments over 1,000.00" value={r?.name} />
       <Select
         ids={ids}
         name="operation"
         label="Operation"
-        options={props.operations}
+        options={page.operations}
         selected={r?.operation}
       />
       <Field
@@ -219,7 +215,7 @@ function RouteForm(props: {
         type="number"
         value={r?.amount?.above}
       />
-      <Select ids={ids} name="group" label="Group" options={props.groups} selected={r?.group} />
+      <Select ids={ids} name="group" label="Group" options={groups} selected={r?.group} />
       <Field
         ids={ids}
         name="channel"
@@ -239,7 +235,7 @@ function RouteForm(props: {
         ids={ids}
         name="escalationGroup"
         label="Escalation group"
-        options={props.groups}
+        options={groups}
         selected={r?.escalation?.group}
         none="no escalation"
       />
@@ -260,7 +256,7 @@ function RouteForm(props: {
       />
       <div class="form-actions">
         <button class="primary" type="submit">
-          {props.submit}
+          {r ? `Save route ${r.name}` : 'Create route'}
         </button>
       </div>
     </form>
@@ -268,24 +264,14 @@ function RouteForm(props: {
 }
 
 function NewRoute(props: RoutingPageProps) {
-  if (props.groups.length === 0)
-    return (
-      <section class="card" aria-labelledby="new-route">
-        <h2 id="new-route">New route</h2>
-        <p class="sub">Create a group first: a route sends proposals to a group.</p>
-      </section>
-    );
   return (
     <section class="card" aria-labelledby="new-route">
       <h2 id="new-route">New route</h2>
-      <RouteForm
-        action="/routing/routes"
-        ids={(name) => `route-${name}`}
-        csrf={props.session.csrfToken}
-        groups={props.groups.map((g) => g.name)}
-        operations={props.operations}
-        submit="Create route"
-      />
+      {props.groups.length === 0 ? (
+        <p class="sub">Create a group first: a route sends proposals to a group.</p>
+      ) : (
+        <RouteForm page={props} />
+      )}
     </section>
   );
 }
@@ -297,15 +283,7 @@ function EditRoutes(props: RoutingPageProps) {
       {props.routes.map((r) => (
         <details class="card">
           <summary>Edit route {r.name}</summary>
-          <RouteForm
-            action={`/routing/routes/${r.id}`}
-            ids={(name) => `route-${r.id}-${name}`}
-            csrf={props.session.csrfToken}
-            groups={props.groups.map((g) => g.name)}
-            operations={props.operations}
-            route={r}
-            submit={`Save route ${r.name}`}
-          />
+          <RouteForm page={props} route={r} />
         </details>
       ))}
     </>
@@ -364,18 +342,7 @@ export function RoutingPage(props: RoutingPageProps) {
           <p class="muted">No routes: every proposal goes to every approver.</p>
         ) : (
           <ListTable id="routes" caption="Routes">
-            <thead>
-              <tr>
-                <th scope="col">Order</th>
-                <th scope="col">Route</th>
-                <th scope="col">Rule</th>
-                <th scope="col">Group and channel</th>
-                <th scope="col">Escalation</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead columns={['Order', 'Route', 'Rule', 'Group and channel', 'Escalation']} actions />
             <tbody>
               {props.routes.map((r) => (
                 <RouteRow route={r} csrf={csrf} />
@@ -390,15 +357,7 @@ export function RoutingPage(props: RoutingPageProps) {
           <p class="muted">No groups yet.</p>
         ) : (
           <ListTable id="groups" caption="Groups">
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Members</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <ListHead columns={['Group', 'Members']} actions />
             <tbody>
               {props.groups.map((g) => (
                 <GroupRow group={g} csrf={csrf} />
