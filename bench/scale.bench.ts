@@ -116,7 +116,11 @@ async function sqliteBackend(path: string): Promise<Backend> {
   const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabase;
   const db = new Database(path);
   const log = new StatementLog();
-  const store = new SqliteStore({ database: recordingSqlite(db, log) });
+  // PAGE_SIZE=n: the database made with n-byte pages instead of the store's default (for comparison).
+  const store = new SqliteStore({
+    database: recordingSqlite(db, log),
+    ...(process.env['PAGE_SIZE'] ? { pageSize: Number(process.env['PAGE_SIZE']) } : {}),
+  });
   let copies: { run(...params: unknown[]): unknown }[] | undefined;
   let templates: SeedTemplates | undefined;
   let newestAt = 0;
