@@ -196,7 +196,8 @@ interface Flow {
     | 'context'
     | 'two-turn'
     | 'engine'
-    | 'floor';
+    | 'floor'
+    | 'checked-floor';
   /** The databases whose WAL the flow appends to (none for a flow that stores nothing). */
   readonly wal: readonly WalFile[];
   cycle(measureBytes: Bytes | undefined): Promise<void>;
@@ -690,19 +691,25 @@ const engineAlone: Flow = {
  * written by hand in the same four transactions with their reads (lifecycle-flows.ts's floor). No
  * parsing, digests, checks or chaining: only the writes, so its WAL is countersign's too.
  */
-async function rowsFloor(framework: Flow['framework'], among: readonly Flow[]): Promise<Flow> {
+async function rowsFloor(
+  framework: Flow['framework'],
+  among: readonly Flow[],
+  checks = false,
+): Promise<Flow> {
   const twoTurn = among.find((f) => f.framework === framework && f.kind === 'two-turn')!;
-  const path = join(dir, `floor-${framework.split(' ')[0]!.toLowerCase()}.db`);
+  const path = join(dir, `floor-${checks ? 'checked-' : ''}${framework.split(' ')[0]!.toLowerCase()}.db`);
   const schema = new SqliteStore({ path, synchronous: 'NORMAL' });
   await schema.migrate();
   await schema.close();
   const db = new Database(path);
-  const rows: LifecycleFlow = floorFlow(db as unknown as SqliteDatabase, { pay: false });
+  const rows: LifecycleFlow = floorFlow(db as unknown as SqliteDatabase, { pay: false, checks });
   let i = 0;
   return {
-    name: `${framework}, no approval, two turns + countersign's rows written by hand (same-rows floor)`,
+    name: checks
+      ? `${framework}, no approval, two turns + countersign's rows and the contract's checks by hand (checked floor)`
+      : `${framework}, no approval, two turns + countersign's rows written by hand (same-rows floor)`,
     framework,
-    kind: 'floor',
+    kind: checks ? 'checked-floor' : 'floor',
     wal: [{ db, path }],
     async cycle() {
       await twoTurn.cycle(undefined);
@@ -722,6 +729,8 @@ const flows = [
   ...frameworkFlows,
   await rowsFloor('OpenAI Agents JS', frameworkFlows),
   await rowsFloor('LangGraph.js', frameworkFlows),
+  await rowsFloor('OpenAI Agents JS', frameworkFlows, true),
+  await rowsFloor('LangGraph.js', frameworkFlows, true),
   engineAlone,
 ].filter((flow) => only === undefined || flow.name.includes(only));
 
@@ -816,6 +825,8 @@ const ratio = (framework: Flow['framework']) => ({
   overTwoTurn: baseline(framework, 'countersign') - baseline(framework, 'two-turn'),
   floor: overheadOf(framework, 'floor'),
   floorRatio: roundRatio(framework, 'floor'),
+  checked: overheadOf(framework, 'checked-floor'),
+  checkedRatio: roundRatio(framework, 'checked-floor'),
 });
 const oa = ratio('OpenAI Agents JS');
 const lg = ratio('LangGraph.js');
@@ -838,6 +849,7 @@ process.stdout.write(
     `countersign approval overhead vs OpenAI Agents JS, durable: ${fmt(oa.ours)} µs vs ${fmt(oa.peer)} µs: ${fmt(oa.ratio, 2)}× (target ≤ 1.0×: ${oa.ratio <= 1 ? 'met' : 'not met'})`,
     `countersign approval overhead vs LangGraph.js, durable:     ${fmt(lg.ours)} µs vs ${fmt(lg.peer)} µs: ${fmt(lg.ratio, 2)}× (target ≤ 0.5×: ${lg.ratio <= 0.5 ? 'met' : 'not met'})`,
     `the same-rows floor's overhead (two turns + countersign's rows written by hand, nothing checked): ${fmt(oa.floor)} µs, ${fmt(oa.floorRatio, 2)}× the durable OpenAI Agents JS peer's; ${fmt(lg.floor)} µs, ${fmt(lg.floorRatio, 2)}× the durable LangGraph.js peer's`,
+    `the checked floor's overhead (the same, plus the contract's own checks: schemas, canonical JSON, digests, the claim's and the command's comparisons, the hash chain): ${fmt(oa.checked)} µs, ${fmt(oa.checkedRatio, 2)}×; ${fmt(lg.checked)} µs, ${fmt(lg.checkedRatio, 2)}×`,
     `WAL appended per approved call: countersign ${kb(wal.countersign)} (target ≤ 80 KB: ${wal.countersign <= WAL_BOUND ? 'met' : 'not met'}; the same-rows floor ${kb(floorWal)}), OpenAI Agents JS durable ${kb(wal.openai_agents_durable)}, LangGraph.js durable ${kb(wal.langgraph_durable)}`,
     `countersign cycle over the same two-turn shape without approval: ${fmt(oa.overTwoTurn)} µs (OpenAI Agents JS), ${fmt(lg.overTwoTurn)} µs (LangGraph.js); the engine alone: ${fmt(baseline('none', 'engine'))} µs`,
     '',
@@ -851,6 +863,8 @@ printJsonResult({
   overhead_vs_langgraph_durable: lg.ratio,
   floor_vs_openai_agents_durable: oa.floorRatio,
   floor_vs_langgraph_durable: lg.floorRatio,
+  checked_floor_vs_openai_agents_durable: oa.checkedRatio,
+  checked_floor_vs_langgraph_durable: lg.checkedRatio,
   wal_bytes_per_approval: wal,
   floor_wal_bytes_per_approval: floorWal,
 });
