@@ -1,7 +1,8 @@
 /**
- * The performance targets (issues 14 and 26) from one run: runs `bench:lifecycle`, `bench:peers`, `bench:postgres` and
- * `bench:scale` one after another, each with `--json`, and prints one markdown table of every
- * target, its figure and whether it is met, then the figures as one JSON object on the last line.
+ * The performance targets (BENCHMARKS.md lists them) from one run: runs `bench:lifecycle`,
+ * `bench:peers`, `bench:postgres` and `bench:scale` one after another, each with `--json`, and
+ * prints one markdown table of every target, its figure and whether it is met, then the figures as
+ * one JSON object on the last line.
  * Run: `npm run bench:targets` (PostgreSQL at COUNTERSIGN_TEST_PG_URL, as the benches it runs).
  *
  * Environment is passed through, so `CYCLES`, `BENCH_CLAIMS`, `BENCH_ROUNDS`… tune the benches as
