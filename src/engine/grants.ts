@@ -5,7 +5,7 @@ import { evaluateGrant, type Grant, type GrantFit, grantIssues, toGrant } from '
 import type { Actor } from '../operation/actor.js';
 import type { InputIssue } from '../operation/issues.js';
 import type { Outcome } from '../operation/outcome.js';
-import type { GrantRecord, ProposalRecord } from '../store/records.js';
+import type { GrantRecord, ProposalRecord, ProposalRouteRecord } from '../store/records.js';
 import type { GrantHistory, GrantStateSeal, StoreReader } from '../store/store.js';
 import { claim } from './claim.js';
 import type { ExecutionContract } from './execution-contract.js';
@@ -419,6 +419,7 @@ export async function applyGrants(
   ctx: EngineContext,
   t: StepTransaction,
   record: ProposalRecord,
+  route?: Pick<ProposalRouteRecord, 'routeName' | 'group'>,
 ): Promise<
   | { kind: 'claimed'; grantId: string; contract: ExecutionContract }
   | (GrantDecision & { kind: 'refused' })
@@ -435,6 +436,7 @@ export async function applyGrants(
   let refusal: (GrantDecision & { kind: 'refused' }) | undefined;
   // A grant never stands in for a quorum: one admin's grant would be one person deciding what
   // the policy gave to several. Grants stored with the retired satisfiesQuorum flag included.
+  // Nor for a route: the route gave the decision to its group, and a grant is an admin's decision.
   const judge = (grant: GrantRecord): CheckedFit =>
     !grantIntact(ctx, grant)
       ? {
@@ -442,19 +444,25 @@ export async function applyGrants(
           reason: 'corrupt_approval_record',
           detail: `grant ${grant.id} is not sealed by this server`,
         }
-      : required > 1
+      : route !== undefined
         ? {
             kind: 'refused',
             reason: 'outside_grant',
-            detail: `needs ${required} approvals; a grant approves only what one approver may (grant ${grant.id})`,
+            detail: `routed to the group ${route.group} (route ${route.routeName}); a grant approves only what no route gives to a group (grant ${grant.id})`,
           }
-        : named
-          ? evaluateGrant(grant, scope, record.resource, now)
-          : {
+        : required > 1
+          ? {
               kind: 'refused',
               reason: 'outside_grant',
-              detail: `${record.operation} does not name its resource from its arguments`,
-            };
+              detail: `needs ${required} approvals; a grant approves only what one approver may (grant ${grant.id})`,
+            }
+          : named
+            ? evaluateGrant(grant, scope, record.resource, now)
+            : {
+                kind: 'refused',
+                reason: 'outside_grant',
+                detail: `${record.operation} does not name its resource from its arguments`,
+              };
   for (const listed of [...candidates].reverse()) {
     let candidate = listed;
     let fit = judge(candidate);

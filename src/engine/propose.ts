@@ -207,7 +207,7 @@ async function writeProposal(
         },
       });
       return {
-        grant: granted ? await applyGrants(ctx, t, record) : undefined,
+        grant: granted ? await applyGrants(ctx, t, record, route) : undefined,
         routed: route !== undefined,
       };
     });

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/index.js';
 import { BACKENDS, warmUp } from '../support/backends.js';
-import { approver, type Harness, harnessOn, proposeDraft, proposePayment } from '../support/engine.js';
+import { agent, approver, type Harness, harnessOn, proposeDraft, proposePayment } from '../support/engine.js';
 import type { Store } from '../../src/store/store.js';
 
 const admin: Actor = { id: 'user:root@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] };
@@ -130,6 +130,82 @@ for (const backend of BACKENDS) {
         seenDigest: small.digest,
       });
       expect(done.kind).toBe('claimed');
+    });
+
+    it('a grant never stands in for a route: a routed payment waits for its group, an unrouted one is approved by the grant', async () => {
+      h = await harnessOn(backend);
+      const group = await h.engine.groups.save({
+        tenant: 'acme',
+        name: 'finance',
+        members: [fay.id],
+        actor: admin,
+      });
+      expect(group.kind).toBe('saved');
+      const route = await h.engine.routes.save({
+        tenant: 'acme',
+        route: {
+          name: 'payments over 200.00',
+          operation: 'invoice.pay',
+          amount: { field: 'amount_minor', above: 20_000 },
+          group: 'finance',
+        },
+        actor: admin,
+      });
+      expect(route.kind).toBe('saved');
+      const made = await h.engine.grants.create({
+        tenant: 'acme',
+        grantedBy: admin,
+        subject: agent('acme').id,
+        operations: ['invoice.pay'],
+        resource: 'invoice:*',
+        constraints: { currency: { equals: 'USD' } },
+        expiresAt: h.clock.now() + 3_600_000,
+      });
+      if (made.kind !== 'granted') throw new Error(made.kind);
+      const propose = (invoice: string) =>
+        h.engine.proposals.propose({
+          operation: 'invoice.pay',
+          request: { invoice_id: invoice },
+          tenant: 'acme',
+          requestedBy: agent('acme').id,
+          runId: `run-${invoice}`,
+        });
+
+      // 240.49 is above 200.00: routed to finance, so the grant does not decide it.
+      const routed = await propose('inv-104');
+      if (routed.kind !== 'proposed') throw new Error(routed.kind);
+      expect(routed.grant).toMatchObject({
+        kind: 'refused',
+        reason: 'outside_grant',
+        grantId: made.grant.id,
+      });
+      expect(routed.grant?.kind === 'refused' && routed.grant.detail).toContain(
+        'routed to the group finance (route payments over 200.00)',
+      );
+      expect(routed.proposal).toMatchObject({ status: 'pending', route: { group: 'finance' } });
+      const denied = (await h.engine.audit.events('acme', routed.proposal.id)).filter(
+        (e) => e.step === 'denied',
+      );
+      expect(denied).toMatchObject([{ reason: 'outside_grant', actor: `grant:${made.grant.id}` }]);
+      expect(h.world.provider.calls).toBe(0);
+      expect((await h.engine.grants.get('acme', made.grant.id))?.usage).toEqual({ uses: 0, total: 0 });
+      const byGroup = await h.engine.proposals.approveAndExecute({
+        tenant: 'acme',
+        proposalId: routed.proposal.id,
+        approver: fay,
+        seenDigest: routed.proposal.digest,
+      });
+      expect(byGroup.kind === 'completed' && byGroup.outcome.kind).toBe('succeeded');
+
+      // 99.99 is not: no route, and the grant approves it as before.
+      const unrouted = await propose('inv-107');
+      if (unrouted.kind !== 'proposed') throw new Error(unrouted.kind);
+      expect(unrouted.proposal.route).toBeNull();
+      expect(unrouted.grant).toMatchObject({
+        kind: 'approved_by_grant',
+        grantId: made.grant.id,
+        outcome: { kind: 'succeeded' },
+      });
     });
 
     it('a resource pattern routes; an edit by the group is routed again, by the routes as they are then', async () => {
