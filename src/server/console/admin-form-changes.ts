@@ -6,6 +6,7 @@ import type { ConsoleSession } from '../directory/principal-directory.js';
 import { readFormBody } from '../read-body.js';
 import type { AdminPageAccess } from './admin-page-access.js';
 import { type FlashKind, takeFlash, writeFlash } from './flash.js';
+import type { Page } from './layout.js';
 import type { Notice } from './pages/notice-banner.js';
 
 /** Why an admin page's change was refused: routing's and the Slack links' refusals alike. */
@@ -15,8 +16,7 @@ export interface AdminRefusal {
   readonly message: string;
 }
 
-/** The status a page showing a refusal is answered with. */
-export type AdminPageStatus = 200 | 403 | 404 | 409 | 422;
+type AdminPageStatus = 200 | 403 | 404 | 409 | 422;
 
 const STATUS: Readonly<Record<AdminRefusal['reason'], AdminPageStatus>> = {
   forbidden: 403,
@@ -51,21 +51,36 @@ export interface AdminFormChanges {
  * The form flow of an admin console page at `path`: signed out to sign-in, non-admins 403, a change
  * remembered for the next view by the `flash` kind, a refusal shown in the page's banner titled by
  * `titles` (403 `forbidden`, 404 `not_found`, 422 `invalid_request`, 409 `corrupt_audit_chain`).
+ * Every view is `no-store`.
  */
 export function adminFormChanges(deps: {
   readonly path: string;
   readonly access: AdminPageAccess;
   readonly publicUrl: URL | undefined;
   readonly flash: FlashKind;
-  readonly titles: Readonly<Record<AdminRefusal['reason'], string>>;
-  readonly render: (
+  readonly titles: Readonly<Record<Exclude<AdminRefusal['reason'], 'corrupt_audit_chain'>, string>>;
+  /** The page as `session` sees it now, with `notices` above it. */
+  readonly page: (view: {
+    readonly nonce: string;
+    readonly session: ConsoleSession;
+    readonly notices: Notice[];
+  }) => Promise<Page>;
+}): AdminFormChanges {
+  const { path, access, publicUrl } = deps;
+  const titles: Readonly<Record<AdminRefusal['reason'], string>> = {
+    ...deps.titles,
+    corrupt_audit_chain: 'Not saved: the audit chain holds an event the server did not write.',
+  };
+  const render = async (
     c: Context<AppEnv>,
     session: ConsoleSession,
     notices: Notice[],
-    status?: AdminPageStatus,
-  ) => Promise<Response>;
-}): AdminFormChanges {
-  const { path, access, publicUrl, render } = deps;
+    status: AdminPageStatus = 200,
+  ) => {
+    const page = await deps.page({ nonce: c.get('secureHeadersNonce') ?? '', session, notices });
+    c.header('Cache-Control', 'no-store');
+    return c.html(page, status);
+  };
   return {
     show: async (c) => {
       const found = access.signedIn(c);
@@ -97,7 +112,7 @@ export function adminFormChanges(deps: {
         [
           {
             tone: 'bad',
-            title: deps.titles[result.reason],
+            title: titles[result.reason],
             body: ` ${result.message}.`,
             reason: result.reason,
           },

@@ -1,22 +1,18 @@
-import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Engine } from '../../engine/create-engine.js';
-import type { RouteInput, RoutingRefusal } from '../../engine/route-admin.js';
+import type { RouteInput } from '../../engine/route-admin.js';
 import type { AppEnv } from '../app-env.js';
-import { type AdminPageStatus, adminFormChanges } from './admin-form-changes.js';
+import { adminFormChanges } from './admin-form-changes.js';
 import { adminPageAccess } from './admin-page-access.js';
-import type { ConsoleSession } from '../directory/principal-directory.js';
-import type { Notice } from './pages/notice-banner.js';
 import { routingPage } from './pages/routing-page.js';
 
 const PATH = '/routing';
 
-const TITLES: Readonly<Record<RoutingRefusal['reason'], string>> = {
+const TITLES = {
   forbidden: 'Only an admin manages routing.',
   invalid_request: 'Not saved:',
   not_found: 'Not found:',
-  corrupt_audit_chain: 'Not saved: the audit chain holds an event the server did not write.',
-};
+} as const;
 
 const ROUTE_FIELDS = new Set([
   'csrf',
@@ -95,34 +91,17 @@ export function routingConsoleRoutes(deps: {
 }): Hono<AppEnv> {
   const { engine, publicUrl } = deps;
   const app = new Hono<AppEnv>();
-  const render = async (
-    c: Context<AppEnv>,
-    session: ConsoleSession,
-    notices: Notice[],
-    status: AdminPageStatus = 200,
-  ) => {
-    const tenant = session.actor.tenant;
-    const [routes, groups] = await Promise.all([engine.routes.list(tenant), engine.groups.list(tenant)]);
-    c.header('Cache-Control', 'no-store');
-    return c.html(
-      routingPage({
-        nonce: c.get('secureHeadersNonce') ?? '',
-        session,
-        routes,
-        groups,
-        operations: [...engine.operations.keys()].sort(),
-        notices,
-      }),
-      status,
-    );
-  };
   const { show, change } = adminFormChanges({
     path: PATH,
     access: adminPageAccess({ path: PATH, refusal: 'routing is managed by admins', sso: deps.sso }),
     publicUrl,
     flash: 'routing_changed',
     titles: TITLES,
-    render,
+    page: async (view) => {
+      const tenant = view.session.actor.tenant;
+      const [routes, groups] = await Promise.all([engine.routes.list(tenant), engine.groups.list(tenant)]);
+      return routingPage({ ...view, routes, groups, operations: [...engine.operations.keys()].sort() });
+    },
   });
 
   app.get(PATH, show);
