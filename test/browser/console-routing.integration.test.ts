@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { AxeResults } from 'axe-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { EventStreams } from '../../src/server/api/event-streams.js';
@@ -12,27 +9,13 @@ import {
   serverHarness,
 } from '../server/support/server-harness.js';
 import {
+  axeViolations,
   type ChromiumProfile,
   describeInChromium,
   liveInboxOpen,
   openProfile,
   signInWithPassword,
 } from './support/chromium.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The page's serious or critical axe violations, as readable lines. */
-async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
-  const results = await page.evaluate(() =>
-    (globalThis as unknown as { axe: { run(o: object): Promise<AxeResults> } }).axe.run({
-      resultTypes: ['violations'],
-    }),
-  );
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
-}
 
 describeInChromium('the routing admin page in Chromium', () => {
   let h: ServerHarness;
