@@ -1,49 +1,18 @@
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Role, type ServerHarness, serverHarness } from '../server/support/server-harness.js';
-import {
-  axeViolations,
-  type ChromiumProfile,
-  describeInChromium,
-  openProfile,
-  signInWithPassword,
-} from './support/chromium.js';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
+import { serverHarness } from '../server/support/server-harness.js';
+import { axeViolations, describeInChromium } from './support/chromium.js';
+import { consoleInChromium } from './support/console-in-chromium.js';
 
 describeInChromium('the Slack admin page in Chromium', () => {
-  let h: ServerHarness;
-  let context: BrowserContext;
-  let profile: ChromiumProfile | undefined;
-
-  beforeAll(async () => {
-    h = await serverHarness({ slack: true });
-    profile = await openProfile('countersign-slack', { viewport: { width: 1280, height: 860 } });
-    context = profile.context;
-  }, 60_000);
-
-  afterAll(async () => {
-    await profile?.close();
-    await h?.close();
-  });
-
-  async function signIn(page: Page, role: Role): Promise<void> {
-    await context.clearCookies();
-    await signInWithPassword(page, h.url, h.tenants.acme.operators[role]);
-  }
-
-  /** Submits the form `button` is in and waits for the page it leads to. */
-  async function submit(page: Page, button: string): Promise<void> {
-    await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/slack/users')),
-      page.getByRole('button', { name: button, exact: true }).click(),
-    ]);
-    await page.waitForLoadState('load');
-  }
+  const s = consoleInChromium('countersign-slack', () => serverHarness({ slack: true }));
+  const submit = (page: Page, button: string) => s.submit(page, button, '/slack/users');
 
   it('an admin links a Slack user through the form and removes the link; both audited; the page passes axe', async () => {
-    const page = await context.newPage();
-    await signIn(page, 'admin');
+    const page = await s.context.newPage();
+    await s.signIn(page, 'admin');
     await page.getByRole('link', { name: 'Slack' }).click();
-    await page.waitForURL(`${h.url}/slack`);
+    await page.waitForURL(`${s.h.url}/slack`);
     expect(await page.getByRole('heading', { name: 'Slack', level: 1 }).isVisible()).toBe(true);
     expect(await page.getByText('No links:').isVisible()).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
@@ -75,7 +44,7 @@ describeInChromium('the Slack admin page in Chromium', () => {
     await submit(page, 'Remove the link of U0BROWSER1');
     expect(await page.getByRole('status').textContent()).toContain('Saved.');
     expect(await page.getByText('No links:').isVisible()).toBe(true);
-    const { events } = await h.engine.audit.since('acme', { afterSeq: 0, limit: 1000 });
+    const { events } = await s.h.engine.audit.since('acme', { afterSeq: 0, limit: 1000 });
     expect(
       events
         .filter((e) => e.detail['slackUser'] !== undefined)
@@ -88,10 +57,10 @@ describeInChromium('the Slack admin page in Chromium', () => {
   });
 
   it('is for admins only: an approver sees no Slack link and is refused the page', async () => {
-    const page = await context.newPage();
-    await signIn(page, 'approver');
+    const page = await s.context.newPage();
+    await s.signIn(page, 'approver');
     expect(await page.getByRole('link', { name: 'Slack' }).count()).toBe(0);
-    const response = await page.goto(`${h.url}/slack`);
+    const response = await page.goto(`${s.h.url}/slack`);
     expect(response?.status()).toBe(403);
     await page.close();
   });
