@@ -14,6 +14,8 @@ import { consoleRoutes } from './console/console-routes.js';
 import { deliveryConsoleRoutes } from './console/delivery-console-routes.js';
 import { operatorConsoleRoutes } from './console/operator-console-routes.js';
 import { routingConsoleRoutes } from './console/routing-console-routes.js';
+import { consoleSections } from './console/console-sections.js';
+import { slackConsoleRoutes } from './console/slack-console-routes.js';
 import { liveInboxAssets } from './console/live-inbox.js';
 import type { PrincipalDirectory } from './directory/principal-directory.js';
 import { errorHandler, notFoundHandler } from './handle-error.js';
@@ -77,7 +79,8 @@ export interface CountersignAppOptions {
   readonly requestDeadlineMs?: number;
   /**
    * Slack approvals: `POST /integrations/slack/interactions` (verified with Slack's request
-   * signing, never a session or token) and the admins' `/api/v1/slack/users` links.
+   * signing, never a session or token) and the admins' Slack user links: `/api/v1/slack/users`
+   * and the console's Slack page, which its navigation shows only then.
    */
   readonly slack?: SlackApprovals;
 }
@@ -137,6 +140,7 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     }),
   );
   app.use(requestDeadline(options.requestDeadlineMs ?? REQUEST_DEADLINE_MS));
+  app.use(consoleSections({ slack: options.slack !== undefined }));
 
   // Liveness: the process answers. It never touches the store, so an orchestrator does not
   // restart a healthy server while its database is down (that is what /readyz says).
@@ -210,6 +214,11 @@ export function createCountersignApp(options: CountersignAppOptions): Hono<AppEn
     }),
   );
   app.route('/', routingConsoleRoutes({ engine: options.engine, publicUrl, sso: oidc !== undefined }));
+  if (options.slack)
+    app.route(
+      '/',
+      slackConsoleRoutes({ operators: options.slack.operators, publicUrl, sso: oidc !== undefined }),
+    );
   app.route(
     '/',
     consoleRoutes({

@@ -1,7 +1,5 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AxeResults } from 'axe-core';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Proposal } from '../../src/index.js';
@@ -17,6 +15,7 @@ import {
   serverHarness,
 } from '../server/support/server-harness.js';
 import {
+  axeViolations,
   describeInChromium,
   openProfile,
   type ChromiumProfile,
@@ -24,7 +23,6 @@ import {
 } from './support/chromium.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WIDTHS = [
   { width: 1280, height: 860 },
   { width: 390, height: 844 },
@@ -35,18 +33,7 @@ async function audit(page: Page, label: string): Promise<string[]> {
   const found: string[] = [];
   for (const size of WIDTHS) {
     await page.setViewportSize(size);
-    // Evaluated over the DevTools protocol, which the page's CSP does not govern.
-    if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
-    const results = await page.evaluate(() =>
-      (globalThis as unknown as { axe: { run(o: object): Promise<AxeResults> } }).axe.run({
-        resultTypes: ['violations'],
-      }),
-    );
-    for (const v of results.violations) {
-      if (v.impact !== 'serious' && v.impact !== 'critical') continue;
-      const targets = v.nodes.map((n) => n.target.join(' ')).join(' | ');
-      found.push(`${label} @${size.width}: ${v.id} (${v.impact}) ${targets}`);
-    }
+    for (const violation of await axeViolations(page)) found.push(`${label} @${size.width}: ${violation}`);
     const scrollWidth = Number(await page.evaluate('document.documentElement.scrollWidth'));
     if (scrollWidth > size.width) found.push(`${label} @${size.width}: scrollWidth ${scrollWidth}`);
   }
@@ -66,6 +53,7 @@ describeInChromium('console accessibility in Chromium', () => {
       oidc: provider.config(),
       notifications: true,
       extraOperations: [hostileOperation],
+      slack: true,
     });
     await provider.register(h.url);
     await runDemoAgent({ engine: h.engine, world: h.world, tenants: ['acme'], logger: memoryLogger([]) });
@@ -270,6 +258,16 @@ describeInChromium('console accessibility in Chromium', () => {
     await page.waitForLoadState('load');
     expect(await page.locator('.banner.bad .reason-code').textContent()).toBe('last_admin');
     found.push(...(await audit(page, 'operators refused')));
+    await visit('slack', '/slack');
+    await page.getByLabel('Slack user id').fill('not-a-slack-id');
+    await page.getByLabel('Operator email').fill('approver@acme.test');
+    await Promise.all([
+      page.waitForResponse((r) => r.url().endsWith('/slack/users') && r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Link', exact: true }).click(),
+    ]);
+    await page.waitForLoadState('load');
+    expect(await page.locator('.banner.bad .reason-code').textContent()).toBe('invalid_request');
+    found.push(...(await audit(page, 'slack refused')));
 
     await signIn(page, 'viewer');
     await visit('proposal as viewer', `/proposals/${refund.id}`);

@@ -1,75 +1,20 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { AxeResults } from 'axe-core';
-import type { BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { expect, it } from 'vitest';
 import { EventStreams } from '../../src/server/api/event-streams.js';
-import {
-  freshInvoice,
-  proposeViaApi,
-  type Role,
-  type ServerHarness,
-  serverHarness,
-} from '../server/support/server-harness.js';
-import {
-  type ChromiumProfile,
-  describeInChromium,
-  liveInboxOpen,
-  openProfile,
-  signInWithPassword,
-} from './support/chromium.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The page's serious or critical axe violations, as readable lines. */
-async function axeViolations(page: Page): Promise<string[]> {
-  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
-  const results = await page.evaluate(() =>
-    (globalThis as unknown as { axe: { run(o: object): Promise<AxeResults> } }).axe.run({
-      resultTypes: ['violations'],
-    }),
-  );
-  return results.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
-}
+import { freshInvoice, proposeViaApi, serverHarness } from '../server/support/server-harness.js';
+import { axeViolations, describeInChromium, liveInboxOpen } from './support/chromium.js';
+import { consoleInChromium } from './support/console-in-chromium.js';
 
 describeInChromium('the routing admin page in Chromium', () => {
-  let h: ServerHarness;
-  let context: BrowserContext;
-  let profile: ChromiumProfile | undefined;
   const streams = new EventStreams({ pollMs: 100 });
-
-  beforeAll(async () => {
-    h = await serverHarness({ events: streams });
-    profile = await openProfile('countersign-routing', { viewport: { width: 1280, height: 860 } });
-    context = profile.context;
-  }, 60_000);
-
-  afterAll(async () => {
-    await profile?.close();
-    await h?.close();
-  });
-
-  async function signIn(page: Page, role: Role): Promise<void> {
-    await context.clearCookies();
-    await signInWithPassword(page, h.url, h.tenants.acme.operators[role]);
-  }
-
-  /** Submits the form `button` is in and waits for the page it leads to. */
-  async function submit(page: Page, button: string): Promise<void> {
-    await Promise.all([
-      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().includes('/routing')),
-      page.getByRole('button', { name: button }).click(),
-    ]);
-    await page.waitForLoadState('load');
-  }
+  const s = consoleInChromium('countersign-routing', () => serverHarness({ events: streams }));
+  const submit = (page: Page, button: string) => s.submit(page, button, '/routing');
 
   it('an admin creates a group and a route; the route then decides who approves; every change is audited', async () => {
-    const page = await context.newPage();
-    await signIn(page, 'admin');
+    const page = await s.context.newPage();
+    await s.signIn(page, 'admin');
     await page.getByRole('link', { name: 'Routing' }).click();
-    await page.waitForURL(`${h.url}/routing`);
+    await page.waitForURL(`${s.h.url}/routing`);
     expect(await page.getByRole('heading', { name: 'Routing', level: 1 }).isVisible()).toBe(true);
     expect(await page.getByText('Create a group first').isVisible()).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
@@ -90,14 +35,14 @@ describeInChromium('the routing admin page in Chromium', () => {
     await page.locator('#route-channel').fill('#finance-approvals');
     await page.locator('#route-position').fill('5');
     await submit(page, 'Create route');
-    const [made] = await h.engine.routes.list('acme');
+    const [made] = await s.h.engine.routes.list('acme');
     expect(made?.position).toBe(5);
     // Edited in place: the same route, its fields filled in, one changed.
     await page.getByText('Edit route payments over 1,000.00').click();
     expect(await page.locator(`#route-${made!.id}-above`).inputValue()).toBe('100000');
     await page.locator(`#route-${made!.id}-channel`).fill('#finance');
     await submit(page, 'Save route payments over 1,000.00');
-    expect((await h.engine.routes.list('acme'))[0]).toMatchObject({
+    expect((await s.h.engine.routes.list('acme'))[0]).toMatchObject({
       id: made!.id,
       channel: '#finance',
       position: 5,
@@ -125,31 +70,31 @@ describeInChromium('the routing admin page in Chromium', () => {
     expect(refusal).toContain('invalid_request');
 
     // The route holds: the approver outside the finance group is refused on the route's account.
-    const invoice = freshInvoice(h.world, 'acme', 500_000);
-    const p = await proposeViaApi(h, 'acme', {
+    const invoice = freshInvoice(s.h.world, 'acme', 500_000);
+    const p = await proposeViaApi(s.h, 'acme', {
       operation: 'invoice.pay',
       request: { invoice_id: invoice },
       resource: `invoice:${invoice}`,
     });
     expect(p['route']).toMatchObject({ group: 'finance' });
-    const stored = (await h.engine.proposals.get('acme', p.id))!;
+    const stored = (await s.h.engine.proposals.get('acme', p.id))!;
     expect(
-      h.engine.proposals.mayDecide(
+      s.h.engine.proposals.mayDecide(
         { id: 'user:approver@acme.test', tenant: 'acme', kind: 'operator', roles: ['approver'] },
         stored,
       ),
     ).toMatchObject({ kind: 'refused', reason: 'forbidden' });
 
     // The proposal page names the route: its group, channel, and that only its members decide.
-    await page.goto(`${h.url}/proposals/${p.id}`);
+    await page.goto(`${s.h.url}/proposals/${p.id}`);
     const fact = await page.getByTestId('route').textContent();
     expect(fact).toContain('group finance');
     expect(fact).toContain('#finance-approvals');
     expect(fact).toContain('only its members decide');
     expect(await axeViolations(page)).toEqual([]);
-    await page.goto(`${h.url}/routing`);
+    await page.goto(`${s.h.url}/routing`);
 
-    const [route] = await h.engine.routes.list('acme');
+    const [route] = await s.h.engine.routes.list('acme');
     // Deleting the group is refused while the route names it; deleting the route, then the group, is not.
     await submit(page, 'Delete group finance');
     expect(await page.getByRole('alert').textContent()).toContain('names the group finance');
@@ -157,7 +102,7 @@ describeInChromium('the routing admin page in Chromium', () => {
     await submit(page, 'Delete group finance');
     expect(await page.getByText('No routes: every proposal goes to every approver.').isVisible()).toBe(true);
     const changes = async (id: string) =>
-      (await h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
+      (await s.h.engine.audit.events('acme', id)).map((e) => [e.step, e.detail['action'], e.actor]);
     expect(await changes(route!.id)).toEqual([
       ['route_changed', 'created', 'user:admin@acme.test'],
       ['route_changed', 'updated', 'user:admin@acme.test'],
@@ -178,14 +123,14 @@ describeInChromium('the routing admin page in Chromium', () => {
       kind: 'operator',
       roles: ['admin'],
     } as const;
-    await h.engine.groups.save({
+    await s.h.engine.groups.save({
       tenant: 'acme',
       name: 'payables',
       members: ['user:viewer@acme.test'],
       actor: admin,
     });
-    await h.engine.groups.save({ tenant: 'acme', name: 'leads', members: [admin.id], actor: admin });
-    const saved = await h.engine.routes.save({
+    await s.h.engine.groups.save({ tenant: 'acme', name: 'leads', members: [admin.id], actor: admin });
+    const saved = await s.h.engine.routes.save({
       tenant: 'acme',
       actor: admin,
       route: {
@@ -196,14 +141,14 @@ describeInChromium('the routing admin page in Chromium', () => {
       },
     });
     expect(saved.kind).toBe('saved');
-    const page = await context.newPage();
-    await signIn(page, 'admin');
-    await page.goto(`${h.url}/?status=needs`);
+    const page = await s.context.newPage();
+    await s.signIn(page, 'admin');
+    await page.goto(`${s.h.url}/?status=needs`);
     const region = page.getByTestId('live-inbox');
     await liveInboxOpen(page);
     await expect.poll(() => streams.open).toBe(1);
-    const invoice = freshInvoice(h.world, 'acme');
-    const p = await proposeViaApi(h, 'acme', {
+    const invoice = freshInvoice(s.h.world, 'acme');
+    const p = await proposeViaApi(s.h, 'acme', {
       operation: 'invoice.pay',
       request: { invoice_id: invoice },
       resource: `invoice:${invoice}`,
@@ -211,26 +156,26 @@ describeInChromium('the routing admin page in Chromium', () => {
     // Routed to payables: not the admin's to decide, so not counted in their Needs you.
     await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('1');
     expect(await page.getByTestId('live-notice').count()).toBe(0);
-    h.clock.advance(60_000);
-    expect(await h.engine.sweeps.escalateDue()).toBe(1);
+    s.h.clock.advance(60_000);
+    expect(await s.h.engine.sweeps.escalateDue()).toBe(1);
     await expect.poll(() => region.getAttribute('data-checked'), { timeout: 15_000 }).toBe('2');
     expect(await region.textContent()).toBe('1 new proposal in this list — reload');
-    expect((await h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
+    expect((await s.h.engine.proposals.get('acme', p.id))?.route?.escalatedAt).not.toBeNull();
     // The proposal page says so: in its route and in its timeline.
-    await page.goto(`${h.url}/proposals/${p.id}`);
+    await page.goto(`${s.h.url}/proposals/${p.id}`);
     expect(await page.getByTestId('route').textContent()).toContain('escalated to leads');
     expect(await page.getByText('Escalated to the group leads: nobody decided it in time').count()).toBe(1);
     if (saved.kind === 'saved')
-      await h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
+      await s.h.engine.routes.delete({ tenant: 'acme', id: saved.route.id, actor: admin });
     await page.close();
     await expect.poll(() => streams.open, { timeout: 15_000 }).toBe(0);
   });
 
   it('is for admins only: an approver sees no Routing link and is refused the page', async () => {
-    const page = await context.newPage();
-    await signIn(page, 'approver');
+    const page = await s.context.newPage();
+    await s.signIn(page, 'approver');
     expect(await page.getByRole('link', { name: 'Routing' }).count()).toBe(0);
-    const response = await page.goto(`${h.url}/routing`);
+    const response = await page.goto(`${s.h.url}/routing`);
     expect(response?.status()).toBe(403);
     await page.close();
   });

@@ -70,7 +70,7 @@ function clientOf(c: Context): string {
 
 type ProposalFlash = Exclude<
   FlashKind,
-  'grant_created' | 'grant_revoked' | 'operator_changed' | 'routing_changed'
+  'grant_created' | 'grant_revoked' | 'operator_changed' | 'routing_changed' | 'slack_users_changed'
 >;
 
 const DONE: Readonly<Record<Exclude<ProposalFlash, 'approved' | 'edited' | 'partially_approved'>, Notice>> = {

@@ -18,7 +18,8 @@ export type FlashKind =
   | 'grant_created'
   | 'grant_revoked'
   | 'operator_changed'
-  | 'routing_changed';
+  | 'routing_changed'
+  | 'slack_users_changed';
 
 const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'approved',
@@ -32,6 +33,7 @@ const KINDS: ReadonlySet<string> = new Set<FlashKind>([
   'grant_revoked',
   'operator_changed',
   'routing_changed',
+  'slack_users_changed',
 ]);
 
 /** Whom and where a flash is bound to: the signed-in session (its secret id) and the page path it is shown on. */

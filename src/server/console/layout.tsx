@@ -1,6 +1,7 @@
 import type { Child } from 'hono/jsx';
 import { type HtmlEscapedString, raw } from 'hono/utils/html';
 import type { ConsoleSession } from '../directory/principal-directory.js';
+import { currentConsoleSections } from './console-sections.js';
 import { UserText } from './render-text.js';
 import { STYLESHEET } from './console-stylesheet.js';
 
@@ -10,7 +11,7 @@ export interface LayoutProps {
   /** The CSP nonce of this response: the only script runs under it. */
   readonly nonce: string;
   readonly session?: ConsoleSession | undefined;
-  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries' | 'operators' | 'routing';
+  readonly current?: 'inbox' | 'history' | 'grants' | 'deliveries' | 'operators' | 'routing' | 'slack';
   /** Extra elements of `<head>` (the SSO landing page's meta refresh). */
   readonly head?: Child;
   /** Paths of same-origin scripts this page loads after its body (each under the CSP nonce). */
@@ -100,6 +101,11 @@ export function Layout(props: LayoutProps) {
                       <NavLink name="deliveries" current={current} href="/deliveries" label="Deliveries" />
                       <NavLink name="operators" current={current} href="/operators" label="Operators" />
                       <NavLink name="routing" current={current} href="/routing" label="Routing" />
+                      {currentConsoleSections().slack ? (
+                        <NavLink name="slack" current={current} href="/slack" label="Slack" />
+                      ) : (
+                        ''
+                      )}
                     </>
                   ) : (
                     ''

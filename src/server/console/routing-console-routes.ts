@@ -1,25 +1,18 @@
-import type { Context } from 'hono';
 import { Hono } from 'hono';
 import type { Engine } from '../../engine/create-engine.js';
-import type { RouteInput, RoutingRefusal } from '../../engine/route-admin.js';
+import type { RouteInput } from '../../engine/route-admin.js';
 import type { AppEnv } from '../app-env.js';
+import { adminFormChanges } from './admin-form-changes.js';
 import { adminPageAccess } from './admin-page-access.js';
-import { assertCsrfToken, assertSameOrigin } from '../auth/cross-site.js';
-import type { ConsoleSession } from '../directory/principal-directory.js';
-import { HttpProblem } from '../../http/http-problem.js';
-import { readFormBody } from '../read-body.js';
-import { takeFlash, writeFlash } from './flash.js';
-import type { Notice } from './pages/notice-banner.js';
 import { routingPage } from './pages/routing-page.js';
 
 const PATH = '/routing';
 
-const TITLES: Readonly<Record<RoutingRefusal['reason'], string>> = {
+const TITLES = {
   forbidden: 'Only an admin manages routing.',
   invalid_request: 'Not saved:',
   not_found: 'Not found:',
-  corrupt_audit_chain: 'Not saved: the audit chain holds an event the server did not write.',
-};
+} as const;
 
 const ROUTE_FIELDS = new Set([
   'csrf',
@@ -98,82 +91,20 @@ export function routingConsoleRoutes(deps: {
 }): Hono<AppEnv> {
   const { engine, publicUrl } = deps;
   const app = new Hono<AppEnv>();
-  const { toLogin, signedIn } = adminPageAccess({
-    path: '/routing',
-    refusal: 'routing is managed by admins',
-    sso: deps.sso,
-  });
-  const render = async (
-    c: Context<AppEnv>,
-    session: ConsoleSession,
-    notices: Notice[],
-    status: 200 | 403 | 404 | 409 | 422 = 200,
-  ) => {
-    const tenant = session.actor.tenant;
-    const [routes, groups] = await Promise.all([engine.routes.list(tenant), engine.groups.list(tenant)]);
-    c.header('Cache-Control', 'no-store');
-    return c.html(
-      routingPage({
-        nonce: c.get('secureHeadersNonce') ?? '',
-        session,
-        routes,
-        groups,
-        operations: [...engine.operations.keys()].sort(),
-        notices,
-      }),
-      status,
-    );
-  };
-
-  app.get(PATH, async (c) => {
-    const found = signedIn(c);
-    if (!found) return toLogin(c);
-    const done = takeFlash(c, publicUrl, { sessionId: found.sessionId, page: PATH });
-    return render(c, found.session, done === 'routing_changed' ? [{ tone: 'ok', title: 'Saved.' }] : []);
+  const { show, change } = adminFormChanges({
+    path: PATH,
+    access: adminPageAccess({ path: PATH, refusal: 'routing is managed by admins', sso: deps.sso }),
+    publicUrl,
+    flash: 'routing_changed',
+    titles: TITLES,
+    page: async (view) => {
+      const tenant = view.session.actor.tenant;
+      const [routes, groups] = await Promise.all([engine.routes.list(tenant), engine.groups.list(tenant)]);
+      return routingPage({ ...view, routes, groups, operations: [...engine.operations.keys()].sort() });
+    },
   });
 
-  /** Runs one change from a form post, then redirects with "Saved." or shows the refusal. */
-  const change = async (
-    c: Context<AppEnv>,
-    allowed: ReadonlySet<string>,
-    run: (
-      form: ReadonlyMap<string, string>,
-      session: ConsoleSession,
-    ) => Promise<{ readonly kind: string } | RoutingRefusal>,
-  ) => {
-    assertSameOrigin(c, publicUrl);
-    const form = await readFormBody(c);
-    const found = signedIn(c);
-    if (!found) return toLogin(c);
-    assertCsrfToken(found.session.csrfToken, form.get('csrf'));
-    const unexpected = [...form.keys()].find((k) => !allowed.has(k));
-    if (unexpected !== undefined)
-      throw new HttpProblem(
-        400,
-        'invalid_form',
-        `the form has an unexpected field "${unexpected.slice(0, 40)}"`,
-      );
-    const result = await run(form, found.session);
-    if (result.kind !== 'refused') {
-      writeFlash(c, publicUrl, { sessionId: found.sessionId, page: PATH }, 'routing_changed');
-      return c.redirect(PATH, 303);
-    }
-    const refused = result as RoutingRefusal;
-    const status =
-      refused.reason === 'forbidden'
-        ? 403
-        : refused.reason === 'not_found'
-          ? 404
-          : refused.reason === 'invalid_request'
-            ? 422
-            : 409;
-    return render(
-      c,
-      found.session,
-      [{ tone: 'bad', title: TITLES[refused.reason], body: ` ${refused.message}.`, reason: refused.reason }],
-      status,
-    );
-  };
+  app.get(PATH, show);
 
   app.post(`${PATH}/routes`, (c) =>
     change(c, ROUTE_FIELDS, (form, session) =>

@@ -1,6 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AxeResults } from 'axe-core';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 
@@ -77,4 +79,20 @@ export async function signInWithPassword(
  */
 export async function liveInboxOpen(page: Page): Promise<void> {
   await expect.poll(() => page.getByTestId('live-inbox').getAttribute('data-live')).toBe('open');
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The serious or critical axe violations of what `page` shows now, as readable lines. */
+export async function axeViolations(page: Page): Promise<string[]> {
+  // Evaluated over the DevTools protocol, which the page's CSP does not govern.
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(AXE);
+  const results = await page.evaluate(() =>
+    (globalThis as unknown as { axe: { run(o: object): Promise<AxeResults> } }).axe.run({
+      resultTypes: ['violations'],
+    }),
+  );
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}) ${v.nodes.map((n) => n.target.join(' ')).join(' | ')}`);
 }

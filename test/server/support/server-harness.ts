@@ -16,6 +16,10 @@ import type { Store } from '../../../src/store/store.js';
 import { ManualClock, tempDir } from '../../support/engine.js';
 import { deliveryAdmin } from '../../../src/notify/deliveries.js';
 import { notificationOutbox } from '../../../src/notify/outbox-writer.js';
+import type { SlackApi } from '../../../src/notify/slack-api.js';
+import { SlackOperators } from '../../../src/server/slack/slack-operators.js';
+import type { SlackApprovals } from '../../../src/server/slack/slack-routes.js';
+import { SlackRequestVerifier } from '../../../src/server/slack/slack-signature.js';
 
 /**
  * scrypt's cost for the operators tests add: 2^10 instead of production's 2^15, so that a suite
@@ -82,6 +86,8 @@ export async function serverHarness(
     requestDeadlineMs?: number;
     /** The engine's lease and the recovery sweep interval it tells refused callers. */
     recovery?: { readonly leaseMs?: number; readonly sweepIntervalMs?: number };
+    /** Serves Slack approvals (interactions, user links) over a Web API that answers ok to everything. */
+    slack?: boolean;
   } = {},
 ): Promise<ServerHarness> {
   const { dir, cleanup } = tempDir();
@@ -124,6 +130,7 @@ export async function serverHarness(
     tenants[tenant] = { agentToken: await directory.issueAgentToken({ tenant }), operators };
   }
   const events = options.events ?? new EventStreams();
+  const slack = options.slack ? quietSlack(store, directory, clock) : undefined;
   const app = createCountersignApp({
     engine,
     directory,
@@ -135,6 +142,7 @@ export async function serverHarness(
     ...(options.notifications ? { deliveries: deliveryAdmin(store) } : {}),
     events,
     ...(options.requestDeadlineMs === undefined ? {} : { requestDeadlineMs: options.requestDeadlineMs }),
+    ...(slack ? { slack } : {}),
     ...(metrics && options.metricsToken
       ? { metrics: { registry: metrics.registry, token: options.metricsToken } }
       : {}),
@@ -160,6 +168,22 @@ export async function serverHarness(
       await server.close();
       cleanup();
     },
+  };
+}
+
+/** Slack approvals over a Web API that posts nothing and knows no Slack user's email. */
+function quietSlack(store: Store, directory: PrincipalDirectory, clock: ManualClock): SlackApprovals {
+  const api: SlackApi = {
+    postMessage: async (m) => ({ kind: 'ok', value: { channel: m.channel, ts: '1.000001' } }),
+    update: async () => ({ kind: 'ok', value: null }),
+    postEphemeral: async () => ({ kind: 'ok', value: null }),
+    userInfo: async () => ({ kind: 'ok', value: { verifiedEmail: null } }),
+  };
+  return {
+    verifier: new SlackRequestVerifier('harness-signing-secret'),
+    operators: new SlackOperators({ store, directory, api, clock }),
+    api,
+    cards: { refresh: async () => 'no_message' },
   };
 }
 
