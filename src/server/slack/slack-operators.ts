@@ -114,6 +114,13 @@ export class SlackOperators {
         reason: 'invalid_request',
         message: '$.slackUser: a Slack user id like U012ABCDEF',
       };
+    // The same bound as the API's schema, so the console's form is refused as the API is.
+    if (email !== undefined && (email.length < 3 || email.length > 320))
+      return {
+        kind: 'refused',
+        reason: 'invalid_request',
+        message: '$.email: an email of 3 to 320 characters',
+      };
     const accounts = await this.#directory.operatorAccounts(tenant);
     const now = this.#clock.now();
     try {

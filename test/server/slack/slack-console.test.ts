@@ -89,6 +89,9 @@ describe('the Slack console page', () => {
     expect([badId.status, reasonOf(badId.html)]).toEqual([422, 'invalid_request']);
     expect(badId.html).toContain('$.slackUser: a Slack user id like U012ABCDEF');
     expect(badId.html).not.toContain('<b>not-an-id</b>');
+    const tooLong = await link('U0LINKED2', `${'a'.repeat(320)}@acme.test`);
+    expect([tooLong.status, reasonOf(tooLong.html)]).toEqual([422, 'invalid_request']);
+    expect(tooLong.html).toContain('$.email: an email of 3 to 320 characters');
     const unknown = await link('U0LINKED2', 'nobody@acme.test');
     expect([unknown.status, reasonOf(unknown.html)]).toEqual([404, 'not_found']);
     expect(unknown.html).toContain('no operator of this tenant has that email');
