@@ -156,7 +156,17 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
     detail: Record<string, unknown>,
   ): unknown[] => {
     const id = newId('evt');
-    const chained = checks?.event({ proposalId, runId, step, actor, attemptId, digests, commandId, detail, id });
+    const chained = checks?.event({
+      proposalId,
+      runId,
+      step,
+      actor,
+      attemptId,
+      digests,
+      commandId,
+      detail,
+      id,
+    });
     seq = chained?.seq ?? seq + 1;
     chainHash = chained?.chainHash ?? hash();
     const reason = step === 'approved' ? 'approved' : null;
@@ -233,16 +243,12 @@ export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}):
     );
     toHead();
     audit1.run(
-      ...event(
-        id,
-        runId,
-        'proposed',
-        'agent:acme-assistant',
-        null,
-        { proposed: digest },
-        null,
-        { operation: 'invoice.pay', scopeVersion: 1, viewVersion: 1, scopeDigest },
-      ),
+      ...event(id, runId, 'proposed', 'agent:acme-assistant', null, { proposed: digest }, null, {
+        operation: 'invoice.pay',
+        scopeVersion: 1,
+        viewVersion: 1,
+        scopeDigest,
+      }),
     );
     head.run('acme', seq, chainHash);
     const second = Math.floor(now / 1000);

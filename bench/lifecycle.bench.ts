@@ -63,7 +63,8 @@ const perCycle = (runs: Run[]) => ({
   wall: median(runs.map((r) => r.wall)) / CYCLES,
   cpu: median(runs.map((r) => r.cpu)) / CYCLES,
 });
-const ratios = (top: Run[], bottom: Run[], key: keyof Run) => top.map((run, round) => run[key] / bottom[round]![key]);
+const ratios = (top: Run[], bottom: Run[], key: keyof Run) =>
+  top.map((run, round) => run[key] / bottom[round]![key]);
 const pairedRatio = (top: Run[], bottom: Run[], key: keyof Run) => median(ratios(top, bottom, key));
 const spread = (top: Run[], bottom: Run[], key: keyof Run) => {
   const all = ratios(top, bottom, key);

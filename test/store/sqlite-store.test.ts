@@ -41,7 +41,9 @@ describe('SQLite prepared statements', () => {
 
 describe('SQLite page size', () => {
   const pageSizeOf = (store: SqliteStore) =>
-    (store.database as { pragma(s: string, o: { simple: true }): unknown }).pragma('page_size', { simple: true });
+    (store.database as { pragma(s: string, o: { simple: true }): unknown }).pragma('page_size', {
+      simple: true,
+    });
 
   it('makes a new database with SQLITE_PAGE_SIZE pages, or the pageSize asked for', async () => {
     const { dir } = tempDir();
