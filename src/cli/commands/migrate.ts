@@ -45,7 +45,8 @@ export const migrateCommand: Command = {
   help: `Usage: countersign migrate --store LOCATION
 
 Applies the store's pending schema migrations in one transaction and prints one line per
-migration, applied now or already applied, then the schema version. Safe on every deploy and
+migration, applied now or already applied, then the schema version. Before it starts, it says on
+stderr how many it will apply (a migration that copies a table takes a while on a large store). Safe on every deploy and
 from several instances at once (PostgreSQL takes an advisory lock; SQLite a write lock).
 
 ${storeOptionsHelp(21, false)}
@@ -61,6 +62,11 @@ Exit codes: 0 migrated (or already up to date), 2 bad input or the store cannot 
     const store = await openStore(target);
     let report: MigrationReport;
     try {
+      // Said before the one transaction starts: a migration that copies a table (24 on SQLite's
+      // audit events) runs for seconds per million rows, and prints nothing until it commits.
+      const pending = (await store.health?.())?.pendingMigrations ?? 0;
+      if (pending > 0)
+        io.stderr(`applying ${pending} pending migration${pending === 1 ? '' : 's'} to ${shown}…\n`);
       report = await migrateAndReport(store);
     } catch (error) {
       if (!isIoError(error)) throw error;

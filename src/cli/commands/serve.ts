@@ -257,6 +257,10 @@ offer "Sign in with SSO" (callback /login/oidc/callback); a config file uses aut
       ...(auth.providerSessionMaxMs !== undefined ? { providerSessionMaxMs: auth.providerSessionMaxMs } : {}),
       ...(sealKey ? { sealKey } : {}),
     });
+    // createEngine migrates the store first, in one transaction that logs nothing until it ends.
+    const pendingMigrations = (await store.health?.())?.pendingMigrations ?? 0;
+    if (pendingMigrations > 0)
+      logger.info({ pendingMigrations }, 'applying schema migrations (a large store may take a while)');
     const engine = await createEngine({
       store,
       operations,
