@@ -14,6 +14,7 @@ import {
   type FakeMessage,
   type FakeSlack,
   signed,
+  slackEnvFor,
   startFakeSlack,
 } from './support/fake-slack.js';
 
@@ -27,13 +28,7 @@ let slack: FakeSlack;
 let server: RunningServe;
 let adminToken: string;
 let operatorToken: string;
-const saved: Record<string, string | undefined> = {};
-const ENV = {
-  COUNTERSIGN_SLACK_BOT_TOKEN: TOKEN,
-  COUNTERSIGN_SLACK_SIGNING_SECRET: SIGNING_SECRET,
-  COUNTERSIGN_SLACK_CHANNEL: FAKE_CHANNEL,
-  COUNTERSIGN_SLACK_API_URL: '',
-};
+let restoreEnv: (() => void) | undefined;
 
 beforeAll(async () => {
   slack = await startFakeSlack(TOKEN);
@@ -42,11 +37,7 @@ beforeAll(async () => {
   slack.users.set('U3VIEW', { email: 'viewer@acme.test' });
   slack.users.set('U4STRANGER', { email: 'stranger@elsewhere.test' });
   slack.users.set('U5UNCONFIRMED', { email: 'approver@acme.test', confirmed: false });
-  ENV.COUNTERSIGN_SLACK_API_URL = slack.apiUrl;
-  for (const [k, v] of Object.entries(ENV)) {
-    saved[k] = process.env[k];
-    process.env[k] = v;
-  }
+  restoreEnv = slackEnvFor(slack, TOKEN, SIGNING_SECRET);
   server = await serve(['--demo', '--db', join(temp.dir, 'slack.db'), '--port', '0']);
   const credentials = JSON.parse(
     readFileSync(join(temp.dir, 'countersign-demo-credentials.json'), 'utf8'),
@@ -60,10 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await slack?.close();
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv?.();
   temp.cleanup();
 });
 

@@ -3,21 +3,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NOT_BUILT, ServeChildren } from '../chaos/support/serve-child.js';
 import { tempDir } from '../support/engine.js';
-import { FAKE_CHANNEL, type FakeSlack, startFakeSlack } from './support/fake-slack.js';
+import { type FakeSlack, slackEnvFor, startFakeSlack } from './support/fake-slack.js';
 
 const TOKEN = `xoxb-${randomBytes(8).toString('hex')}`;
 const temp = tempDir();
 const children = new ServeChildren();
 let slack: FakeSlack | undefined;
-const saved: Record<string, string | undefined> = {};
+let restoreEnv: (() => void) | undefined;
 
 afterAll(async () => {
   await children.stopAll();
   await slack?.close();
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv?.();
   temp.cleanup();
 });
 
@@ -32,16 +29,7 @@ describe.skipIf(NOT_BUILT !== undefined)(
     it('loses no post: the restarted server posts every proposal once Slack answers', async () => {
       slack = await startFakeSlack(TOKEN);
       slack.fail('chat.postMessage', { status: 500 });
-      const env = {
-        COUNTERSIGN_SLACK_BOT_TOKEN: TOKEN,
-        COUNTERSIGN_SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
-        COUNTERSIGN_SLACK_CHANNEL: FAKE_CHANNEL,
-        COUNTERSIGN_SLACK_API_URL: slack.apiUrl,
-      };
-      for (const [k, v] of Object.entries(env)) {
-        saved[k] = process.env[k];
-        process.env[k] = v;
-      }
+      restoreEnv = slackEnvFor(slack, TOKEN, randomBytes(16).toString('hex'));
       const db = join(temp.dir, 'kill.db');
       const first = await children.start(['--demo', '--db', db], temp.dir);
       // The demo's twelve proposals (six per tenant) are each tried and refused at least once.

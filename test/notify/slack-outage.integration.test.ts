@@ -4,21 +4,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/engine.js';
 import { type RunningServe, serve } from '../support/serve.js';
-import { FAKE_CHANNEL, type FakeSlack, startFakeSlack } from './support/fake-slack.js';
+import { type FakeSlack, slackEnvFor, startFakeSlack } from './support/fake-slack.js';
 
 const TOKEN = `xoxb-${randomBytes(8).toString('hex')}`;
 const temp = tempDir();
 let slack: FakeSlack | undefined;
 let server: RunningServe | undefined;
-const saved: Record<string, string | undefined> = {};
+let restoreEnv: (() => void) | undefined;
 
 afterAll(async () => {
   await server?.stop();
   await slack?.close();
-  for (const [k, v] of Object.entries(saved)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
+  restoreEnv?.();
   temp.cleanup();
 });
 
@@ -36,16 +33,7 @@ describe('a Slack outage', () => {
     slack = await startFakeSlack(TOKEN);
     // Slack is down from the start: every post of the demo's proposals fails first with 429…
     slack.fail('chat.postMessage', { status: 429 });
-    const env = {
-      COUNTERSIGN_SLACK_BOT_TOKEN: TOKEN,
-      COUNTERSIGN_SLACK_SIGNING_SECRET: randomBytes(16).toString('hex'),
-      COUNTERSIGN_SLACK_CHANNEL: FAKE_CHANNEL,
-      COUNTERSIGN_SLACK_API_URL: slack.apiUrl,
-    };
-    for (const [k, v] of Object.entries(env)) {
-      saved[k] = process.env[k];
-      process.env[k] = v;
-    }
+    restoreEnv = slackEnvFor(slack, TOKEN, randomBytes(16).toString('hex'));
     server = await serve(['--demo', '--db', join(temp.dir, 'outage.db'), '--port', '0']);
     const credentials = JSON.parse(
       readFileSync(join(temp.dir, 'countersign-demo-credentials.json'), 'utf8'),

@@ -210,3 +210,24 @@ export function signed(
     },
   };
 }
+
+/**
+ * Points `countersign serve` (started after this) at `slack` through its environment variables,
+ * signing with `signingSecret`; the function it returns puts the variables back as they were.
+ */
+export function slackEnvFor(slack: FakeSlack, token: string, signingSecret: string): () => void {
+  const env: Record<string, string> = {
+    COUNTERSIGN_SLACK_BOT_TOKEN: token,
+    COUNTERSIGN_SLACK_SIGNING_SECRET: signingSecret,
+    COUNTERSIGN_SLACK_CHANNEL: FAKE_CHANNEL,
+    COUNTERSIGN_SLACK_API_URL: slack.apiUrl,
+  };
+  const saved = new Map(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  return () => {
+    for (const [k, v] of saved) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+}
