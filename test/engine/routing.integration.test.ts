@@ -49,6 +49,9 @@ for (const backend of BACKENDS) {
       await h?.close();
     });
 
+    /** `actor` approves exactly what `p` showed. */
+    const approveAs = (actor: Actor, p: { readonly id: string; readonly digest: string }) =>
+      h.engine.proposals.approve({ tenant: 'acme', proposalId: p.id, approver: actor, seenDigest: p.digest });
     const needs = async (actor: Actor) =>
       (await h.engine.proposals.list('acme', { decidableBy: actor })).items.map((p) => p.id);
 
@@ -61,12 +64,7 @@ for (const backend of BACKENDS) {
         channel: '#finance-approvals',
         name: 'payments over 1,000.00',
       });
-      const refused = await h.engine.proposals.approve({
-        tenant: 'acme',
-        proposalId: big.id,
-        approver: ada,
-        seenDigest: big.digest,
-      });
+      const refused = await approveAs(ada, big);
       expect(refused).toMatchObject({ kind: 'not_approvable', reason: 'forbidden' });
       if (refused.kind === 'not_approvable')
         expect(refused.message).toContain('route payments over 1,000.00');
@@ -90,19 +88,9 @@ for (const backend of BACKENDS) {
       expect(await needs(ada)).toEqual([]);
       expect(await needs(fay)).toEqual([big.id]);
       // The quorum of two is completed by the group's two members.
-      const first = await h.engine.proposals.approve({
-        tenant: 'acme',
-        proposalId: big.id,
-        approver: fay,
-        seenDigest: big.digest,
-      });
+      const first = await approveAs(fay, big);
       expect(first.kind).toBe('awaiting_approvals');
-      const second = await h.engine.proposals.approve({
-        tenant: 'acme',
-        proposalId: big.id,
-        approver: fin,
-        seenDigest: big.digest,
-      });
+      const second = await approveAs(fin, big);
       expect(second.kind).toBe('claimed');
       const events = await h.engine.audit.events('acme', big.id);
       expect(events.find((e) => e.step === 'proposed')?.detail).toMatchObject({
@@ -123,12 +111,7 @@ for (const backend of BACKENDS) {
       expect(small.route).toBeNull();
       expect(await needs(ada)).toEqual([small.id]);
       expect(await needs(fay)).toEqual([small.id]);
-      const done = await h.engine.proposals.approve({
-        tenant: 'acme',
-        proposalId: small.id,
-        approver: ada,
-        seenDigest: small.digest,
-      });
+      const done = await approveAs(ada, small);
       expect(done.kind).toBe('claimed');
     });
 
@@ -333,12 +316,7 @@ for (const backend of BACKENDS) {
       });
       await routeBigPayments(h);
       const big = await proposePayment(h.engine, 'acme', 'inv-105');
-      const first = await h.engine.proposals.approve({
-        tenant: 'acme',
-        proposalId: big.id,
-        approver: fay,
-        seenDigest: big.digest,
-      });
+      const first = await approveAs(fay, big);
       expect(first.kind).toBe('awaiting_approvals');
       const saved = await h.engine.groups.save({
         tenant: 'acme',
