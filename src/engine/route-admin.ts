@@ -148,6 +148,13 @@ function checkRoute(ctx: EngineContext, input: RouteInput): RoutingRefusal | und
   const { resource, amount, channel, escalation, position } = input;
   if (resource != null && (!shortText(resource, 200) || resource.slice(0, -1).includes('*')))
     return invalid('$.resource', 'a resource, or a prefix ending in * (invoice:*)');
+  // As for grants: the resource of an operation that does not name it is the caller's label, which
+  // an agent could set to slip past the route.
+  if (resource != null && ctx.operations.get(input.operation)?.resourceOf === undefined)
+    return invalid(
+      '$.resource',
+      `${input.operation} does not name its resource from its arguments, so a resource route cannot be held to it`,
+    );
   if (amount != null) {
     if (
       !/^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/.test(amount.field) ||

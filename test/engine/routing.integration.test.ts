@@ -3,6 +3,8 @@ import type { Actor } from '../../src/index.js';
 import { BACKENDS, warmUp } from '../support/backends.js';
 import { agent, approver, type Harness, harnessOn, proposeDraft, proposePayment } from '../support/engine.js';
 import type { Store } from '../../src/store/store.js';
+import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
+import { messageSend } from '../../src/demo/operations/message-send.js';
 
 const admin: Actor = { id: 'user:root@acme.test', tenant: 'acme', kind: 'operator', roles: ['admin'] };
 const fay = approver('acme', 'fay'); // finance
@@ -189,6 +191,28 @@ for (const backend of BACKENDS) {
         grantId: made.grant.id,
         outcome: { kind: 'succeeded' },
       });
+    });
+
+    it('a resource route needs an operation that names its resource: a label the caller chooses could dodge it', async () => {
+      const world = demoWorld();
+      h = await harnessOn(backend, { world, operations: [...demoOperations(world), messageSend] });
+      expect(
+        (await h.engine.groups.save({ tenant: 'acme', name: 'finance', members: [fay.id], actor: admin }))
+          .kind,
+      ).toBe('saved');
+      const route = { name: 'vip messages', operation: 'message.send', group: 'finance' };
+      const labelled = await h.engine.routes.save({
+        tenant: 'acme',
+        route: { ...route, resource: 'channel:vip*' },
+        actor: admin,
+      });
+      expect(labelled).toMatchObject({ kind: 'refused', reason: 'invalid_request' });
+      if (labelled.kind === 'refused')
+        expect(labelled.message).toBe(
+          '$.resource: message.send does not name its resource from its arguments, so a resource route cannot be held to it',
+        );
+      expect(await h.engine.routes.list('acme')).toEqual([]);
+      expect((await h.engine.routes.save({ tenant: 'acme', route, actor: admin })).kind).toBe('saved');
     });
 
     it('a resource pattern routes; an edit by the group is routed again, by the routes as they are then', async () => {
