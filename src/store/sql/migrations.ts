@@ -450,6 +450,46 @@ export const MIGRATIONS: readonly Migration[] = [
         "CREATE INDEX countersign_audit_grant_revocations ON countersign_audit_events (tenant, proposal_id) WHERE step = 'revoked' AND reason = 'grant_revoked'",
       ),
   },
+  {
+    version: 25,
+    name: 'proposals in an ordinary table on SQLite',
+    // As version 24 did for audit events: a proposal (800-1,000 bytes with its frozen arguments,
+    // scope and preview) overflowed the index b-tree of a WITHOUT ROWID table, and every status
+    // change freed and rewrote its overflow page (three WAL pages and a free-list change per
+    // lifecycle). An ordinary table keeps the row whole in its leaf, and the secondary indexes hold
+    // a rowid instead of (tenant, id).
+    statements: (d) =>
+      on(
+        d,
+        'sqlite',
+        `CREATE TABLE countersign_proposals_v25 (
+  tenant TEXT NOT NULL, id TEXT NOT NULL, format_version INTEGER NOT NULL,
+  run_id TEXT NOT NULL, section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL,
+  operation TEXT NOT NULL, scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL,
+  request_json TEXT NOT NULL, arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL,
+  scope_digest TEXT NOT NULL, preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT,
+  status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at INTEGER, approval_kind TEXT,
+  grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
+  updated_at INTEGER NOT NULL, edited_by TEXT, policy_json TEXT,
+  PRIMARY KEY (tenant, id)
+)`,
+        'INSERT INTO countersign_proposals_v25 SELECT * FROM countersign_proposals ORDER BY tenant, id',
+        'DROP TABLE countersign_proposals',
+        'ALTER TABLE countersign_proposals_v25 RENAME TO countersign_proposals',
+        'CREATE UNIQUE INDEX countersign_proposals_public_id ON countersign_proposals (id)',
+        'CREATE INDEX countersign_proposals_by_status ON countersign_proposals (tenant, status, created_at, id)',
+        'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at)',
+        'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
+        PROPOSALS_BY_CREATED,
+        'CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at)',
+        'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
+        "CREATE INDEX countersign_proposals_pending_by_scope ON countersign_proposals (tenant, scope_digest) WHERE status = 'pending'",
+        "CREATE INDEX countersign_proposals_pending_by_requester ON countersign_proposals (tenant, requested_by, expires_at) WHERE status = 'pending'",
+        "CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending'",
+        PROPOSALS_EXPIRY,
+      ),
+  },
 ];
 
 /** The migrations as one dialect runs them. */
