@@ -1,4 +1,5 @@
 import { type SqlQuery, sql } from '../sql/sql.js';
+import { pendingDueSql } from './sql-proposals.js';
 import type { GroupRecord, ProposalRouteRecord, RouteRecord } from './records.js';
 
 /** The routing statements of the SQL store (migration 23): groups, routes, each proposal's route, reminders. */
@@ -25,9 +26,9 @@ export const ROUTING_SQL = Object.freeze({
   /** Compare-and-set: escalates a proposal's route once. */
   markEscalated: (tenant: string, proposalId: string, now: number): SqlQuery =>
     sql`UPDATE countersign_proposal_routes SET escalated_at = ${now} WHERE tenant = ${tenant} AND proposal_id = ${proposalId} AND escalated_at IS NULL`,
-  /** Pending proposals expiring in (now, until] without a reminder yet, across tenants (the expiry index). */
+  /** Pending proposals expiring in (now, until] without a reminder yet, across tenants. */
   listReminderDue: (now: number, until: number, limit: number): SqlQuery =>
-    sql`SELECT p.tenant, p.id FROM countersign_proposals p WHERE p.status = 'pending' AND p.expires_at <= ${until} AND p.expires_at > ${now} AND NOT EXISTS (SELECT 1 FROM countersign_reminders m WHERE m.tenant = p.tenant AND m.proposal_id = p.id) ORDER BY p.expires_at LIMIT ${limit}`,
+    pendingDueSql({ until, after: now, unreminded: true, limit }),
   /** Records a proposal's reminder; a second inserts nothing (0 changes). */
   insertReminder: (tenant: string, proposalId: string, now: number): SqlQuery =>
     sql`INSERT INTO countersign_reminders (tenant, proposal_id, reminded_at) VALUES (${tenant}, ${proposalId}, ${now}) ON CONFLICT (tenant, proposal_id) DO NOTHING`,

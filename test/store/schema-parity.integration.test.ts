@@ -232,7 +232,7 @@ describe('every dialect migrates to one schema', () => {
 
   it('SQLite has the tables and indexes the stores query (the rendering is not empty)', async () => {
     const rendering = await sqliteRendering();
-    expect(rendering).toContain('table countersign_proposals primary key (tenant, id)');
+    expect(rendering).toContain('table countersign_proposals primary key (id)');
     expect(rendering).toContain(
       'index countersign_grants_by_subject on countersign_grants (tenant, subject, created_at)',
     );

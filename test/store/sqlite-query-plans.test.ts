@@ -5,7 +5,12 @@ import { countProposalsSql } from '../../src/store/sql-counts.js';
 import { GRANT_SQL } from '../../src/store/sql-grants.js';
 import { ROUTING_SQL } from '../../src/store/sql-routing.js';
 import type { SqlQuery } from '../../src/sql/sql.js';
-import { countMatchingSql, listProposalsSql, SQLITE_PREVIEW_SQL } from '../../src/store/sql-proposals.js';
+import {
+  countMatchingSql,
+  listProposalsSql,
+  pendingDueSql,
+  SQLITE_PREVIEW_SQL,
+} from '../../src/store/sql-proposals.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
 
 // SQLite plans without statistics (a store never runs ANALYZE), so they are the same on an empty
@@ -35,7 +40,7 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     ]);
   });
 
-  it('counts the recent tab from (tenant, status, updated_at), not by reading every proposal of the tenant', async () => {
+  it('counts the recent tab from (tenant, updated_at) of decided proposals, not by reading every proposal of the tenant', async () => {
     const plan = await planOf(
       countMatchingSql(
         'acme',
@@ -44,7 +49,7 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
       ),
     );
     expect(plan).toEqual([
-      'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_status_updated (tenant=? AND status=? AND updated_at>?)',
+      'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_updated (tenant=? AND updated_at>?)',
     ]);
   });
 
@@ -151,16 +156,41 @@ describe('SQLite query plans of grants', () => {
   });
 });
 
-describe('SQLite query plans of the routing sweeps', () => {
+// The loose scan of the tenants with a pending proposal: the first by one seek, each next by one more.
+const PENDING_TENANTS_PLAN = [
+  'CO-ROUTINE pending_tenants',
+  'SETUP',
+  'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_pending_by_tenant',
+  'RECURSIVE STEP',
+  'SCAN t',
+  'CORRELATED SCALAR SUBQUERY 2',
+  'SEARCH p USING COVERING INDEX countersign_proposals_pending_by_tenant (tenant>?)',
+];
+
+describe('SQLite query plans of the sweeps', () => {
   it('the escalation sweep reads the routes not escalated yet from their partial index, then each proposal by key', async () => {
     const plan = await planOf(ROUTING_SQL.listEscalationDue(1_000, 200));
     expect(plan[0]).toBe('SEARCH r USING INDEX countersign_proposal_routes_escalation (escalate_at<?)');
-    expect(plan[1]).toBe('SEARCH p USING INDEX sqlite_autoindex_countersign_proposals_1 (tenant=? AND id=?)');
+    expect(plan[1]).toBe('SEARCH p USING INDEX sqlite_autoindex_countersign_proposals_1 (id=?)');
   });
 
-  it('the reminder sweep reads pending proposals from the expiry index and each reminder by key', async () => {
+  it('the reminder sweep reads each tenant with a pending proposal by one seek, then its proposals by expiry, and each reminder by key', async () => {
     const plan = await planOf(ROUTING_SQL.listReminderDue(1_000, 2_000, 200));
-    expect(plan[0]).toBe('SEARCH p USING INDEX countersign_proposals_expiry (expires_at>? AND expires_at<?)');
-    expect(plan.slice(1).join(' | ')).toMatch(/SEARCH m USING PRIMARY KEY \(tenant=\? AND proposal_id=\?\)/);
+    expect(plan.slice(0, 7)).toEqual(PENDING_TENANTS_PLAN);
+    expect(plan.slice(7)).toEqual([
+      'SCAN t',
+      'SEARCH p USING INDEX countersign_proposals_pending_by_tenant (tenant=? AND expires_at>? AND expires_at<?)',
+      'CORRELATED SCALAR SUBQUERY 4',
+      'SEARCH m USING PRIMARY KEY (tenant=? AND proposal_id=?)',
+    ]);
+  });
+
+  it('the expiry sweep reads each tenant with a pending proposal by one seek, then its due proposals by expiry', async () => {
+    const plan = await planOf(pendingDueSql({ until: 1_000, limit: 200 }));
+    expect(plan.slice(0, 7)).toEqual(PENDING_TENANTS_PLAN);
+    expect(plan.slice(7)).toEqual([
+      'SCAN t',
+      'SEARCH p USING INDEX countersign_proposals_pending_by_tenant (tenant=? AND expires_at<?)',
+    ]);
   });
 });

@@ -51,9 +51,10 @@ const ATTEMPTS_IDEMPOTENCY_KEY =
 // Both dialects get the same tables, columns, keys and indexes (test/store/schema-parity.integration.test.ts
 // compares them): TEXT for JSON (canonical text, never jsonb: digests are recomputed from exactly
 // the stored bytes), `d.key` on columns that order or page, `d.bigint` for ms timestamps. The tenant
-// leads every primary key and every per-tenant index. Three indexes are deliberately not
-// tenant-first: the public proposal id and the idempotency key are unique across tenants, and the
-// expiry and lease sweeps run across tenants (partial indexes over the rows they look for).
+// leads every primary key and every per-tenant index, with three deliberate exceptions: a
+// proposal's id and an attempt's idempotency key are unique across tenants (the proposal's id is
+// its primary key since version 25; every lookup still names the tenant), and the lease sweep runs
+// across tenants (a partial index over the attempts it looks for).
 //
 // Released versions are never edited, renumbered or reordered: a database migrated by one keeps
 // it. Where a released version differed between the dialects, `on(d, …)` keeps what each ran.
@@ -452,14 +453,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 25,
-    name: 'proposals in an ordinary table on SQLite',
-    // As version 24 did for audit events: a proposal (800-1,000 bytes with its frozen arguments,
-    // scope and preview) overflowed the index b-tree of a WITHOUT ROWID table, and every status
-    // change freed and rewrote its overflow page (three WAL pages and a free-list change per
-    // lifecycle). An ordinary table keeps the row whole in its leaf, and the secondary indexes hold
-    // a rowid instead of (tenant, id).
-    statements: (d) =>
-      on(
+    name: 'proposals keyed by their id alone, in an ordinary table on SQLite',
+    // A proposal's id is unique across tenants (its public id, version 1), so (tenant, id) was a
+    // second unique index every proposal wrote: the id alone is the primary key now, and every
+    // lookup still names the tenant. On SQLite, as version 24 did for audit events: a proposal
+    // (800-1,000 bytes with its frozen arguments, scope and preview) overflowed the index b-tree of
+    // a WITHOUT ROWID table, and every status change freed and rewrote its overflow page. An
+    // ordinary table keeps the row whole in its leaf, and its indexes hold a rowid, not (tenant, id).
+    statements: (d) => [
+      ...on(
         d,
         'sqlite',
         `CREATE TABLE countersign_proposals_v25 (
@@ -472,12 +474,11 @@ export const MIGRATIONS: readonly Migration[] = [
   supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at INTEGER, approval_kind TEXT,
   grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
   updated_at INTEGER NOT NULL, edited_by TEXT, policy_json TEXT,
-  PRIMARY KEY (tenant, id)
+  PRIMARY KEY (id)
 )`,
-        'INSERT INTO countersign_proposals_v25 SELECT * FROM countersign_proposals ORDER BY tenant, id',
+        'INSERT INTO countersign_proposals_v25 SELECT * FROM countersign_proposals ORDER BY id',
         'DROP TABLE countersign_proposals',
         'ALTER TABLE countersign_proposals_v25 RENAME TO countersign_proposals',
-        'CREATE UNIQUE INDEX countersign_proposals_public_id ON countersign_proposals (id)',
         'CREATE INDEX countersign_proposals_by_status ON countersign_proposals (tenant, status, created_at, id)',
         'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at)',
         'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
@@ -489,6 +490,35 @@ export const MIGRATIONS: readonly Migration[] = [
         "CREATE INDEX countersign_proposals_pending_by_tenant ON countersign_proposals (tenant, expires_at) WHERE status = 'pending'",
         PROPOSALS_EXPIRY,
       ),
+      // The unique index of the public id becomes the key (renamed to the key's name).
+      ...on(
+        d,
+        'postgres',
+        'ALTER TABLE countersign_proposals DROP CONSTRAINT countersign_proposals_pkey',
+        'ALTER TABLE countersign_proposals ADD CONSTRAINT countersign_proposals_pkey PRIMARY KEY USING INDEX countersign_proposals_public_id',
+      ),
+    ],
+  },
+  {
+    version: 26,
+    name: 'the recent index without pending proposals',
+    // The index of recent changes serves the "recently decided" tab, which never lists pending
+    // proposals: without them a new proposal writes one index fewer, and its claim adds an entry
+    // instead of moving one. Led by the time of the change instead of the status, each change
+    // moves an entry within the newest page instead of between statuses (about two WAL pages
+    // fewer per approved call on SQLite); the status, trailing, still filters without the row.
+    statements: () => [
+      'DROP INDEX countersign_proposals_by_status_updated',
+      "CREATE INDEX countersign_proposals_by_updated ON countersign_proposals (tenant, updated_at, status) WHERE status <> 'pending'",
+    ],
+  },
+  {
+    version: 27,
+    name: 'sweeps read pending proposals tenant by tenant',
+    // The expiry and reminder sweeps read (tenant, expires_at) of each tenant with a pending
+    // proposal (see pendingDueSql) instead of an index across tenants that every proposal wrote
+    // on creation and again on its decision.
+    statements: () => ['DROP INDEX countersign_proposals_expiry'],
   },
 ];
 

@@ -40,7 +40,7 @@ import {
 } from '../sql-counts.js';
 import { GRANT_SQL } from '../sql-grants.js';
 import { groupOf, proposalRouteOf, ROUTING_SQL, routeOf } from '../sql-routing.js';
-import { countMatchingSql, listProposalsSql } from '../sql-proposals.js';
+import { countMatchingSql, listProposalsSql, pendingDueSql } from '../sql-proposals.js';
 import type {
   AuditHeadState,
   AuditQuery,
@@ -423,9 +423,7 @@ class SqlTransaction implements StoreTransaction {
   }
 
   async listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]> {
-    const rows = await this.#s.all(
-      sql`SELECT tenant, id FROM countersign_proposals WHERE status = 'pending' AND expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}`,
-    );
+    const rows = await this.#s.all(pendingDueSql({ until: now, limit }));
     return rows.map((r) => ({ tenant: String(r['tenant']), id: String(r['id']) }));
   }
 
