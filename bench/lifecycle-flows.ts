@@ -11,6 +11,7 @@ import { type Actor, createEngine } from '../src/index.js';
 import { newId } from '../src/engine/ids.js';
 import { AUDIT_COLUMNS, PROPOSAL_COLUMNS } from '../src/store/sql-columns.js';
 import type { SqliteDatabase, SqliteStore } from '../src/store/sqlite/index.js';
+import { walAutocheckpointPages } from '../src/store/sqlite/sqlite-driver.js';
 import type { AuditDigests, AuditStep } from '../src/audit/event.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { ContractChecks } from './contract-checks.js';
@@ -70,7 +71,11 @@ type Statement = {
   get(...p: unknown[]): unknown;
   all(...p: unknown[]): unknown[];
 };
-type Db = { prepare(sql: string): Statement; pragma(s: string): unknown; close(): void };
+type Db = {
+  prepare(sql: string): Statement;
+  pragma(s: string, options?: { simple: boolean }): unknown;
+  close(): void;
+};
 
 /** Options of {@link floorFlow}. */
 export interface FloorOptions {
@@ -100,6 +105,9 @@ export interface FloorOptions {
 export function floorFlow(database: SqliteDatabase, options: FloorOptions = {}): LifecycleFlow {
   const db = database as unknown as Db;
   db.pragma('journal_mode = WAL');
+  db.pragma(
+    `wal_autocheckpoint = ${walAutocheckpointPages(db.pragma('page_size', { simple: true }) as number)}`,
+  );
   db.pragma('synchronous = NORMAL');
   const world = demoWorld();
   const pay = options.pay ?? true;

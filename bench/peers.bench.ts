@@ -25,7 +25,8 @@
  *   storing those rows could reach, which bounds the ratios from below.
  *
  * Same scripted model (one script, each framework's model interface), same payment work and
- * provider stub, same SQLite settings (WAL, synchronous=NORMAL, 4 KB pages), one process. Rounds
+ * provider stub, same SQLite settings as countersign's store (WAL, synchronous=NORMAL, 1 KiB pages, a
+ * checkpoint every 4 MiB of WAL), one process. Rounds
  * are interleaved, each round in a rotated order (so each flow runs in turn before and after each
  * other); each flow's median round is reported, and overheads and ratios are medians of per-round
  * differences and ratios. CPU time is `process.cpuUsage()` (user + system).
@@ -76,6 +77,7 @@ import { type Actor, createEngine, type Engine } from '../src/index.js';
 import { printJsonResult } from './json-result.js';
 import { BENCH_LIMITS } from './bench-limits.js';
 import { SQLITE_PAGE_SIZE, SqliteStore } from '../src/store/sqlite/index.js';
+import { walAutocheckpointPages } from '../src/store/sqlite/sqlite-driver.js';
 import type { SqliteDatabase } from '../src/store/sqlite/index.js';
 import { floorFlow, type LifecycleFlow } from './lifecycle-flows.js';
 
@@ -157,6 +159,7 @@ const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: 
 function tune(db: Db): Db {
   db.pragma(`page_size = ${SQLITE_PAGE_SIZE}`);
   db.pragma('journal_mode = WAL');
+  db.pragma(`wal_autocheckpoint = ${walAutocheckpointPages(SQLITE_PAGE_SIZE)}`);
   db.pragma('synchronous = NORMAL');
   return db;
 }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from '../../src/sql/sql.js';
-import { SqliteDriver, STATEMENT_CACHE_SIZE } from '../../src/store/sqlite/sqlite-driver.js';
+import {
+  SQLITE_CHECKPOINT_BYTES,
+  SqliteDriver,
+  STATEMENT_CACHE_SIZE,
+} from '../../src/store/sqlite/sqlite-driver.js';
 import { ConfigurationError } from '../../src/index.js';
 import { SQLITE_PAGE_SIZE, SqliteStore } from '../../src/store/sqlite/index.js';
 import { storeConformance } from '../../src/testing/index.js';
@@ -75,6 +79,22 @@ describe('SQLite page size', () => {
       expect(await reopened.transaction((tx) => tx.local.all('SELECT n FROM app_notes'))).toEqual([{ n: 7 }]);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('checkpoints every 4 MiB of WAL whatever the page size, as SQLite does by default at 4 KiB pages', async () => {
+    const { dir } = tempDir();
+    const pragma = (store: SqliteStore, name: string) =>
+      (store.database as { pragma(s: string, o: { simple: true }): unknown }).pragma(name, { simple: true });
+    const small = new SqliteStore({ path: `${dir}/small.db` });
+    const large = new SqliteStore({ path: `${dir}/large.db`, pageSize: 4096 });
+    try {
+      expect(SQLITE_CHECKPOINT_BYTES).toBe(4 * 1024 * 1024);
+      expect(pragma(small, 'wal_autocheckpoint')).toBe(4096);
+      expect(pragma(large, 'wal_autocheckpoint')).toBe(1024);
+    } finally {
+      await small.close();
+      await large.close();
     }
   });
 
