@@ -40,6 +40,17 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     ]);
   });
 
+  it.each([
+    ['runId', 'by_run (tenant=? AND run_id=?)'],
+    ['requestedBy', 'by_requester (tenant=? AND requested_by=?)'],
+  ] as const)(
+    'lists the proposals of one %s from its index, in index order (never the tenant by creation)',
+    async (filter, index) => {
+      const plan = await planOf(listProposalsSql('acme', { [filter]: 'x', limit: 21 }, SQLITE_PREVIEW_SQL));
+      expect(plan).toEqual([`SEARCH countersign_proposals USING INDEX countersign_proposals_${index}`]);
+    },
+  );
+
   it('counts the recent tab from (tenant, updated_at) of decided proposals, not by reading every proposal of the tenant', async () => {
     const plan = await planOf(
       countMatchingSql(

@@ -41,6 +41,10 @@ const PROPOSALS_BY_CREATED =
   'CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id)';
 const GRANTS_BY_CREATED =
   'CREATE INDEX countersign_grants_by_created ON countersign_grants (tenant, created_at, id)';
+const PROPOSALS_BY_RUN =
+  'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at, id)';
+const PROPOSALS_BY_REQUESTER =
+  'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at, id)';
 const PROPOSALS_EXPIRY =
   "CREATE INDEX countersign_proposals_expiry ON countersign_proposals (expires_at) WHERE status = 'pending'";
 const ATTEMPTS_LEASES =
@@ -459,7 +463,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // lookup still names the tenant. On SQLite, as version 24 did for audit events: a proposal
     // (800-1,000 bytes with its frozen arguments, scope and preview) overflowed the index b-tree of
     // a WITHOUT ROWID table, and every status change freed and rewrote its overflow page. An
-    // ordinary table keeps the row whole in its leaf, and its indexes hold a rowid, not (tenant, id).
+    // ordinary table keeps the row whole in its leaf, and its indexes hold a rowid, not (tenant, id):
+    // the indexes a run's and a requester's pages read end in the id, which orders them, as the
+    // key's columns did implicitly (on PostgreSQL they spare those pages a sort).
     statements: (d) => [
       ...on(
         d,
@@ -480,8 +486,8 @@ export const MIGRATIONS: readonly Migration[] = [
         'DROP TABLE countersign_proposals',
         'ALTER TABLE countersign_proposals_v25 RENAME TO countersign_proposals',
         'CREATE INDEX countersign_proposals_by_status ON countersign_proposals (tenant, status, created_at, id)',
-        'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at)',
-        'CREATE INDEX countersign_proposals_by_requester ON countersign_proposals (tenant, requested_by, created_at)',
+        PROPOSALS_BY_RUN,
+        PROPOSALS_BY_REQUESTER,
         PROPOSALS_BY_CREATED,
         'CREATE INDEX countersign_proposals_by_status_updated ON countersign_proposals (tenant, status, updated_at)',
         'CREATE INDEX countersign_proposals_by_resource ON countersign_proposals (tenant, resource, operation, created_at, id)',
@@ -496,6 +502,10 @@ export const MIGRATIONS: readonly Migration[] = [
         'postgres',
         'ALTER TABLE countersign_proposals DROP CONSTRAINT countersign_proposals_pkey',
         'ALTER TABLE countersign_proposals ADD CONSTRAINT countersign_proposals_pkey PRIMARY KEY USING INDEX countersign_proposals_public_id',
+        'DROP INDEX countersign_proposals_by_run',
+        PROPOSALS_BY_RUN,
+        'DROP INDEX countersign_proposals_by_requester',
+        PROPOSALS_BY_REQUESTER,
       ),
     ],
   },
