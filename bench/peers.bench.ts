@@ -742,7 +742,7 @@ const walBytes = new Map<string, number>();
 for (const flow of flows) {
   for (let i = 0; i < WARMUP; i++) await flow.cycle(undefined);
   const b: Bytes = { pause: 0, cycle: 0 };
-  const samples = 20;
+  const samples = 100;
   let wal = 0;
   for (let i = 0; i < samples; i++) {
     truncateWal(flow.wal);

@@ -6,7 +6,7 @@
  * b-tree it belongs to (the `dbstat` table; an overflow page is named `… (overflow)`, a page no
  * b-tree owns `(free list)`). Prints, per transaction, its statements (reads among them), its WAL
  * bytes and the pages it wrote by b-tree, and the totals per lifecycle.
- * Run: npm run bench:wal  (CYCLES, default 200 before the measured ones; SAMPLES, default 20
+ * Run: npm run bench:wal  (CYCLES, default 1000 before the measured ones; SAMPLES, default 100
  * lifecycles measured, the first printed in full and all averaged per b-tree; FLOOR=1 measures the
  * same-rows floor of lifecycle-flows.ts instead; DUMP=1 prints each statement's parameters to stderr;
  * PAGE_SIZE=n makes the database with n-byte pages instead of the store's default, for comparison)
@@ -23,8 +23,8 @@ import { BENCH_LIMITS } from './bench-limits.js';
 import { printJsonResult } from './json-result.js';
 import { floorFlow } from './lifecycle-flows.js';
 
-const CYCLES = Number(process.env['CYCLES'] ?? 200);
-const SAMPLES = Math.max(1, Number(process.env['SAMPLES'] ?? 20));
+const CYCLES = Number(process.env['CYCLES'] ?? 1000);
+const SAMPLES = Math.max(1, Number(process.env['SAMPLES'] ?? 100));
 const dir = mkdtempSync(join(tmpdir(), 'countersign-wal-'));
 const path = join(dir, 'countersign.db');
 const Database = createRequire(import.meta.url)('better-sqlite3') as new (path: string) => SqliteDatabase;

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createEngine, verifyAudit } from '../../src/index.js';
 import { demoOperations, demoWorld } from '../../src/demo/demo-world.js';
 import { SqliteStore } from '../../src/store/sqlite/index.js';
+import { SQLITE_PROPOSAL_COLUMNS_V24 } from '../../src/store/sql/migrations.js';
 import { approver, proposePayment, tempDir } from '../support/engine.js';
 
 interface Raw {
@@ -51,15 +52,7 @@ function backToVersion24(path: string): void {
   onFile(path, (raw) =>
     raw.exec(`
     CREATE TABLE proposals_v24 (
-      tenant TEXT NOT NULL, id TEXT NOT NULL, format_version INTEGER NOT NULL,
-      run_id TEXT NOT NULL, section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL,
-      operation TEXT NOT NULL, scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL,
-      request_json TEXT NOT NULL, arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL,
-      scope_digest TEXT NOT NULL, preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT,
-      status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-      supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at INTEGER, approval_kind TEXT,
-      grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
-      updated_at INTEGER NOT NULL, edited_by TEXT, policy_json TEXT,
+${SQLITE_PROPOSAL_COLUMNS_V24}
       PRIMARY KEY (tenant, id)
     ) WITHOUT ROWID;
     INSERT INTO proposals_v24 SELECT * FROM countersign_proposals;

@@ -41,6 +41,16 @@ const PROPOSALS_BY_CREATED =
   'CREATE INDEX countersign_proposals_by_created ON countersign_proposals (tenant, created_at, id)';
 const GRANTS_BY_CREATED =
   'CREATE INDEX countersign_grants_by_created ON countersign_grants (tenant, created_at, id)';
+/** The proposals' columns on SQLite as versions 1–24 left them (in order), as version 25 copies them. */
+export const SQLITE_PROPOSAL_COLUMNS_V24 = `  tenant TEXT NOT NULL, id TEXT NOT NULL, format_version INTEGER NOT NULL,
+  run_id TEXT NOT NULL, section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL,
+  operation TEXT NOT NULL, scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL,
+  request_json TEXT NOT NULL, arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL,
+  scope_digest TEXT NOT NULL, preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT,
+  status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
+  supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at INTEGER, approval_kind TEXT,
+  grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
+  updated_at INTEGER NOT NULL, edited_by TEXT, policy_json TEXT,`;
 const PROPOSALS_BY_RUN =
   'CREATE INDEX countersign_proposals_by_run ON countersign_proposals (tenant, run_id, created_at, id)';
 const PROPOSALS_BY_REQUESTER =
@@ -471,15 +481,7 @@ export const MIGRATIONS: readonly Migration[] = [
         d,
         'sqlite',
         `CREATE TABLE countersign_proposals_v25 (
-  tenant TEXT NOT NULL, id TEXT NOT NULL, format_version INTEGER NOT NULL,
-  run_id TEXT NOT NULL, section TEXT, resource TEXT NOT NULL, requested_by TEXT NOT NULL,
-  operation TEXT NOT NULL, scope_version INTEGER NOT NULL, view_version INTEGER NOT NULL,
-  request_json TEXT NOT NULL, arguments_json TEXT NOT NULL, scope_json TEXT NOT NULL,
-  scope_digest TEXT NOT NULL, preview_json TEXT NOT NULL, digest TEXT NOT NULL, seal TEXT,
-  status TEXT NOT NULL, created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL,
-  supersedes TEXT, superseded_by TEXT, decided_by TEXT, decided_at INTEGER, approval_kind TEXT,
-  grant_id TEXT, decision_note TEXT, current_attempt INTEGER NOT NULL, outcome_json TEXT,
-  updated_at INTEGER NOT NULL, edited_by TEXT, policy_json TEXT,
+${SQLITE_PROPOSAL_COLUMNS_V24}
   PRIMARY KEY (id)
 )`,
         'INSERT INTO countersign_proposals_v25 SELECT * FROM countersign_proposals ORDER BY id',
