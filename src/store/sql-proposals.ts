@@ -67,21 +67,45 @@ export function pendingDueSql(due: {
 
 const DIGEST_PREFIX = /^[0-9a-f]{4,64}$/;
 
+/**
+ * Proposals in `statuses` (none pending) changed since `since`. Decided ones are read from the
+ * partial index of recent changes (version 26), which leaves pending and executing proposals out;
+ * executing ones, a few in flight, by status. Each branch names the tenant and repeats the index's
+ * predicate word for word, so SQLite reads each from its index (a union of the two), as PostgreSQL does.
+ */
+function recentlyChanged(tenant: string, statuses: readonly ProposalStatus[], since: number): SqlQuery {
+  const decided = statuses.filter((s) => s !== 'executing');
+  const branches: SqlQuery[] = [];
+  if (decided.length > 0)
+    branches.push(
+      sql`(tenant = ${tenant} AND status IN (${sql.list(decided)}) AND ${sql.raw(RECENT_INDEX_PREDICATE)} AND updated_at >= ${since})`,
+    );
+  if (decided.length < statuses.length)
+    branches.push(sql`(tenant = ${tenant} AND status = 'executing' AND updated_at >= ${since})`);
+  return sql`(${sql.join(branches, ' OR ')})`;
+}
+
+/** The predicate of the partial index of recent changes (migration 26). */
+export const RECENT_INDEX_PREDICATE = "status <> 'pending' AND status <> 'executing'";
+
 /** The conditions (joined with AND) of a tenant's proposals matching `filter`. */
 function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql): SqlQuery[] {
-  const where = [sql`tenant = ${tenant}`];
-  if (filter.status !== undefined) {
-    const statuses: readonly ProposalStatus[] =
-      typeof filter.status === 'string' ? [filter.status] : filter.status;
-    where.push(statuses.length === 0 ? sql.raw('1 = 0') : sql`status IN (${sql.list(statuses)})`);
-    // Said outright, so that a planner may read the partial index of recent changes (version 26).
-    if (filter.updatedSince !== undefined && statuses.length > 0 && !statuses.includes('pending'))
-      where.push(sql.raw("status <> 'pending'"));
+  const statuses: readonly ProposalStatus[] | undefined =
+    typeof filter.status === 'string' ? [filter.status] : filter.status;
+  const since = filter.updatedSince;
+  const recent =
+    statuses !== undefined && since !== undefined && statuses.length > 0 && !statuses.includes('pending');
+  // Recent changes name the tenant in each branch of their union instead: a term on the tenant
+  // alone would have SQLite read the tenant's every proposal by creation instead.
+  const where = recent ? [recentlyChanged(tenant, statuses, since)] : [sql`tenant = ${tenant}`];
+  if (!recent) {
+    if (statuses !== undefined)
+      where.push(statuses.length === 0 ? sql.raw('1 = 0') : sql`status IN (${sql.list(statuses)})`);
+    if (since !== undefined) where.push(sql`updated_at >= ${since}`);
   }
   if (filter.runId !== undefined) where.push(sql`run_id = ${filter.runId}`);
   if (filter.operation !== undefined) where.push(sql`operation = ${filter.operation}`);
   if (filter.requestedBy !== undefined) where.push(sql`requested_by = ${filter.requestedBy}`);
-  if (filter.updatedSince !== undefined) where.push(sql`updated_at >= ${filter.updatedSince}`);
   if (filter.resource !== undefined) where.push(sql`resource = ${filter.resource}`);
   if (filter.scopeDigest !== undefined) where.push(sql`scope_digest = ${filter.scopeDigest}`);
   if (filter.exceptId !== undefined) where.push(sql`id <> ${filter.exceptId}`);

@@ -512,6 +512,47 @@ export function storeConformance(makeStore: () => Store | Promise<Store>): Confo
         );
       },
     ),
+    withStore(
+      'recent changes: decided and executing proposals changed since a time, in their tenant only',
+      async (store) => {
+        const at = (status: ProposalRecord['status'], updatedAt: number, tenant = 'acme') =>
+          sampleProposal({ status, updatedAt, tenant });
+        const rows = {
+          doneLately: at('succeeded', 500),
+          doneBefore: at('succeeded', 99),
+          runningLately: at('executing', 100),
+          runningBefore: at('executing', 50),
+          waiting: at('pending', 900),
+          otherTenant: at('succeeded', 700, 'globex'),
+        };
+        await store.transaction(async (tx) => {
+          for (const r of Object.values(rows)) await tx.insertProposal(r);
+        });
+        const recent: ProposalRecord['status'][] = ['succeeded', 'declined', 'executing'];
+        const listed = await store.read((tx) =>
+          tx.listProposals('acme', { status: recent, updatedSince: 100, limit: 10 }),
+        );
+        assert.deepEqual(listed.map((p) => p.id).sort(), [rows.doneLately.id, rows.runningLately.id].sort());
+        assert.equal(
+          await store.read((tx) => tx.countMatchingProposals('acme', { status: recent, updatedSince: 100 })),
+          2,
+        );
+        const decidedOnly = await store.read((tx) =>
+          tx.listProposals('acme', { status: ['succeeded'], updatedSince: 100, limit: 10 }),
+        );
+        assert.deepEqual(
+          decidedOnly.map((p) => p.id),
+          [rows.doneLately.id],
+        );
+        const runningOnly = await store.read((tx) =>
+          tx.listProposals('acme', { status: ['executing'], updatedSince: 100, limit: 10 }),
+        );
+        assert.deepEqual(
+          runningOnly.map((p) => p.id),
+          [rows.runningLately.id],
+        );
+      },
+    ),
     withStore('listExpired returns pending proposals at or past expiry across tenants', async (store) => {
       const due = sampleProposal({ expiresAt: 100 });
       const later = sampleProposal({ expiresAt: 200 });

@@ -51,7 +51,7 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
     },
   );
 
-  it('counts the recent tab from (tenant, updated_at) of decided proposals, not by reading every proposal of the tenant', async () => {
+  it('counts the recent tab from (tenant, updated_at) of decided proposals and the executing ones by status, not by reading every proposal of the tenant', async () => {
     const plan = await planOf(
       countMatchingSql(
         'acme',
@@ -60,7 +60,11 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
       ),
     );
     expect(plan).toEqual([
+      'MULTI-INDEX OR',
+      'INDEX 1',
       'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_updated (tenant=? AND updated_at>?)',
+      'INDEX 2',
+      'SEARCH countersign_proposals USING INDEX countersign_proposals_by_status (tenant=? AND status=?)',
     ]);
   });
 

@@ -514,14 +514,14 @@ ${SQLITE_PROPOSAL_COLUMNS_V24}
   {
     version: 26,
     name: 'the recent index without pending proposals',
-    // The index of recent changes serves the "recently decided" tab, which never lists pending
-    // proposals: without them a new proposal writes one index fewer, and its claim adds an entry
-    // instead of moving one. Led by the time of the change instead of the status, each change
-    // moves an entry within the newest page instead of between statuses (about two WAL pages
-    // fewer per approved call on SQLite); the status, trailing, still filters without the row.
+    // The index of recent changes serves the "recently decided" tab. It leaves out pending
+    // proposals, which the tab never lists, and executing ones, a few in flight, which the tab
+    // reads by status: a proposal enters it once, when it ends, instead of on every status change.
+    // Led by the time of the change instead of the status; the status, trailing, still filters
+    // without the row. About three WAL pages fewer per approved call on SQLite.
     statements: () => [
       'DROP INDEX countersign_proposals_by_status_updated',
-      "CREATE INDEX countersign_proposals_by_updated ON countersign_proposals (tenant, updated_at, status) WHERE status <> 'pending'",
+      "CREATE INDEX countersign_proposals_by_updated ON countersign_proposals (tenant, updated_at, status) WHERE status <> 'pending' AND status <> 'executing'",
     ],
   },
   {

@@ -82,7 +82,7 @@ export interface SqliteStoreOptions {
  * The page size of a new database. Every write transaction appends each page it changes to the WAL
  * whole, and an approval's four transactions each change some fifteen b-trees (a proposal's
  * indexes, the audit event's, the chain head) by one small entry: with SQLite's default 4 KiB pages
- * that is about 264 KB of WAL per approved call, with 1 KiB pages about 80 KB, for about the same
+ * that is about 264 KB of WAL per approved call, with 1 KiB pages about 78 KB, for about the same
  * CPU and file size (`npm run bench:wal`, BENCHMARKS.md).
  */
 export const SQLITE_PAGE_SIZE = 1024;
