@@ -68,12 +68,12 @@ export function pendingDueSql(due: {
 const DIGEST_PREFIX = /^[0-9a-f]{4,64}$/;
 
 /**
- * Proposals in `statuses` (none pending) changed since `since`. Decided ones are read from the
- * partial index of recent changes (version 26), which leaves pending and executing proposals out;
- * executing ones, a few in flight, by status. Each branch names the tenant and repeats the index's
- * predicate word for word, so SQLite reads each from its index (a union of the two), as PostgreSQL does.
+ * Proposals in `statuses` (none pending) changed since `since`, as the branches of a union. Decided
+ * ones are read from the partial index of recent changes (version 26), which leaves pending and
+ * executing proposals out; executing ones, a few in flight, by status. Each branch names the tenant
+ * and repeats the index's predicate word for word, so that each is read from its own index.
  */
-function recentlyChanged(tenant: string, statuses: readonly ProposalStatus[], since: number): SqlQuery {
+function recentBranches(tenant: string, statuses: readonly ProposalStatus[], since: number): SqlQuery[] {
   const decided = statuses.filter((s) => s !== 'executing');
   const branches: SqlQuery[] = [];
   if (decided.length > 0)
@@ -82,26 +82,41 @@ function recentlyChanged(tenant: string, statuses: readonly ProposalStatus[], si
     );
   if (decided.length < statuses.length)
     branches.push(sql`(tenant = ${tenant} AND status = 'executing' AND updated_at >= ${since})`);
-  return sql`(${sql.join(branches, ' OR ')})`;
+  return branches;
+}
+
+/** The statuses and time of `filter` when it asks for recent changes (see {@link recentBranches}). */
+function recentOf(
+  filter: ProposalFilter,
+): { readonly statuses: readonly ProposalStatus[]; readonly since: number } | undefined {
+  const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+  const since = filter.updatedSince;
+  if (statuses === undefined || since === undefined || statuses.length === 0 || statuses.includes('pending'))
+    return undefined;
+  return { statuses, since };
 }
 
 /** The predicate of the partial index of recent changes (migration 26). */
 export const RECENT_INDEX_PREDICATE = "status <> 'pending' AND status <> 'executing'";
 
-/** The conditions (joined with AND) of a tenant's proposals matching `filter`. */
-function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql): SqlQuery[] {
-  const statuses: readonly ProposalStatus[] | undefined =
-    typeof filter.status === 'string' ? [filter.status] : filter.status;
-  const since = filter.updatedSince;
-  const recent =
-    statuses !== undefined && since !== undefined && statuses.length > 0 && !statuses.includes('pending');
-  // Recent changes name the tenant in each branch of their union instead: a term on the tenant
-  // alone would have SQLite read the tenant's every proposal by creation instead.
-  const where = recent ? [recentlyChanged(tenant, statuses, since)] : [sql`tenant = ${tenant}`];
-  if (!recent) {
+/**
+ * The conditions (joined with AND) of a tenant's proposals matching `filter`; for recent changes,
+ * with the union's branches joined by OR, or only the branch numbered `branch`.
+ */
+function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql, branch?: number): SqlQuery[] {
+  const recent = recentOf(filter);
+  const where: SqlQuery[] = [];
+  if (recent) {
+    // Recent changes name the tenant in each branch instead: a term on the tenant alone would have
+    // SQLite read the tenant's every proposal by creation.
+    const branches = recentBranches(tenant, recent.statuses, recent.since);
+    where.push(branch === undefined ? sql`(${sql.join(branches, ' OR ')})` : branches[branch]!);
+  } else {
+    where.push(sql`tenant = ${tenant}`);
+    const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
     if (statuses !== undefined)
       where.push(statuses.length === 0 ? sql.raw('1 = 0') : sql`status IN (${sql.list(statuses)})`);
-    if (since !== undefined) where.push(sql`updated_at >= ${since}`);
+    if (filter.updatedSince !== undefined) where.push(sql`updated_at >= ${filter.updatedSince}`);
   }
   if (filter.runId !== undefined) where.push(sql`run_id = ${filter.runId}`);
   if (filter.operation !== undefined) where.push(sql`operation = ${filter.operation}`);
@@ -166,5 +181,12 @@ export function listProposalsSql(tenant: string, query: ProposalQuery, preview: 
 
 /** The statement counting a tenant's proposals matching `filter` (one row, column `n`). */
 export function countMatchingSql(tenant: string, filter: ProposalFilter, preview: PreviewSql): SqlQuery {
-  return sql`SELECT COUNT(*) AS n FROM countersign_proposals WHERE ${sql.join(whereOf(tenant, filter, preview), ' AND ')}`;
+  const recent = recentOf(filter);
+  const where = (branch?: number) => sql.join(whereOf(tenant, filter, preview, branch), ' AND ');
+  if (!recent) return sql`SELECT COUNT(*) AS n FROM countersign_proposals WHERE ${where()}`;
+  // Branch by branch, each from its own index alone: counting the union read every row it matched.
+  const branches = recentBranches(tenant, recent.statuses, recent.since).map(
+    (_, i) => sql`(SELECT COUNT(*) FROM countersign_proposals WHERE ${where(i)})`,
+  );
+  return sql`SELECT ${sql.join(branches, ' + ')} AS n`;
 }

@@ -60,11 +60,29 @@ describe('SQLite query plans of the inbox and the proposal page', () => {
       ),
     );
     expect(plan).toEqual([
+      'SCAN CONSTANT ROW',
+      'SCALAR SUBQUERY 1',
+      'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_updated (tenant=? AND updated_at>?)',
+      'SCALAR SUBQUERY 2',
+      'SEARCH countersign_proposals USING INDEX countersign_proposals_by_status (tenant=? AND status=?)',
+    ]);
+  });
+
+  it('lists the recent tab from the union of (tenant, updated_at) and the executing ones by status', async () => {
+    const plan = await planOf(
+      listProposalsSql(
+        'acme',
+        { status: [...FINAL_STATUSES, 'executing'], updatedSince: 1_000, limit: 51 },
+        SQLITE_PREVIEW_SQL,
+      ),
+    );
+    expect(plan).toEqual([
       'MULTI-INDEX OR',
       'INDEX 1',
-      'SEARCH countersign_proposals USING COVERING INDEX countersign_proposals_by_updated (tenant=? AND updated_at>?)',
+      'SEARCH countersign_proposals USING INDEX countersign_proposals_by_updated (tenant=? AND updated_at>?)',
       'INDEX 2',
       'SEARCH countersign_proposals USING INDEX countersign_proposals_by_status (tenant=? AND status=?)',
+      'USE TEMP B-TREE FOR ORDER BY',
     ]);
   });
 
