@@ -46,8 +46,9 @@ const PENDING_TENANTS = sql.raw(
 
 /**
  * The statement listing up to `limit` pending proposals expiring at or before `until` (and after
- * `after`, when given) across tenants: oldest first within a tenant, tenant by tenant. With
- * `unreminded`, only those without a reminder yet.
+ * `after`, when given) across tenants, tenant by tenant, in no promised order (sorting them all
+ * would read every due proposal before the limit). With `unreminded`, only those without a
+ * reminder yet.
  */
 export function pendingDueSql(due: {
   readonly until: number;
@@ -67,6 +68,9 @@ export function pendingDueSql(due: {
 
 const DIGEST_PREFIX = /^[0-9a-f]{4,64}$/;
 
+/** The predicate of the partial index of recent changes (migration 26), word for word. */
+const RECENT_INDEX_PREDICATE = "status <> 'pending' AND status <> 'executing'";
+
 /**
  * Proposals in `statuses` (none pending) changed since `since`, as the branches of a union. Decided
  * ones are read from the partial index of recent changes (version 26), which leaves pending and
@@ -85,19 +89,20 @@ function recentBranches(tenant: string, statuses: readonly ProposalStatus[], sin
   return branches;
 }
 
+function statusesOf(filter: ProposalFilter): readonly ProposalStatus[] | undefined {
+  return typeof filter.status === 'string' ? [filter.status] : filter.status;
+}
+
 /** The statuses and time of `filter` when it asks for recent changes (see {@link recentBranches}). */
 function recentOf(
   filter: ProposalFilter,
 ): { readonly statuses: readonly ProposalStatus[]; readonly since: number } | undefined {
-  const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+  const statuses = statusesOf(filter);
   const since = filter.updatedSince;
   if (statuses === undefined || since === undefined || statuses.length === 0 || statuses.includes('pending'))
     return undefined;
   return { statuses, since };
 }
-
-/** The predicate of the partial index of recent changes (migration 26). */
-export const RECENT_INDEX_PREDICATE = "status <> 'pending' AND status <> 'executing'";
 
 /**
  * The conditions (joined with AND) of a tenant's proposals matching `filter`; for recent changes,
@@ -113,7 +118,7 @@ function whereOf(tenant: string, filter: ProposalFilter, preview: PreviewSql, br
     where.push(branch === undefined ? sql`(${sql.join(branches, ' OR ')})` : branches[branch]!);
   } else {
     where.push(sql`tenant = ${tenant}`);
-    const statuses = typeof filter.status === 'string' ? [filter.status] : filter.status;
+    const statuses = statusesOf(filter);
     if (statuses !== undefined)
       where.push(statuses.length === 0 ? sql.raw('1 = 0') : sql`status IN (${sql.list(statuses)})`);
     if (filter.updatedSince !== undefined) where.push(sql`updated_at >= ${filter.updatedSince}`);

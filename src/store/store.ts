@@ -287,7 +287,7 @@ export interface StoreTransaction {
   countProposals(tenant: string, query: ProposalCountQuery): Promise<ProposalCounts>;
   /** How many of a tenant's proposals match `filter` (every one, not a page): the console's tab counts. */
   countMatchingProposals(tenant: string, filter: ProposalFilter): Promise<number>;
-  /** Pending proposals whose expiry is at or before `now`, across tenants: oldest first within a tenant. */
+  /** Pending proposals whose expiry is at or before `now`, across tenants, in no promised order. */
   listExpired(now: number, limit: number): Promise<{ tenant: string; id: string }[]>;
   insertAttempt(record: AttemptRecord): Promise<void>;
   getAttempt(tenant: string, id: string): Promise<AttemptRecord | undefined>;

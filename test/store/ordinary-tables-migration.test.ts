@@ -192,4 +192,43 @@ describe('migrations 24 and 25: SQLite audit events and proposals in ordinary ta
       await second.close();
     }
   });
+
+  it('a rebuild that fails midway rolls back whole: nothing is lost, and the next start applies it', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const path = join(dir, 'interrupted.db');
+    const { engine: first } = await engineAt(path);
+    const waiting = await proposePayment(first, 'acme', 'inv-104', 'run-waiting');
+    await first.close();
+    backToVersion24(path);
+    const before = rows(path, 'countersign_proposals', 'tenant, id');
+    // A table in the way of version 25's copy: its CREATE TABLE fails after 24's state is read.
+    onFile(path, (raw) => raw.exec('CREATE TABLE countersign_proposals_v25 (x INTEGER)'));
+
+    const blocked = new SqliteStore({ path });
+    await expect(blocked.migrate()).rejects.toThrow(/countersign_proposals_v25 already exists/);
+    await blocked.close();
+    const versions = onFile(path, (raw) =>
+      raw.prepare('SELECT version FROM countersign_migrations ORDER BY version DESC LIMIT 1').all(),
+    );
+    expect(versions).toEqual([{ version: 24 }]);
+    expect(tableSql(path, 'countersign_proposals')).toMatch(/WITHOUT ROWID/i);
+    expect(rows(path, 'countersign_proposals', 'tenant, id')).toEqual(before);
+
+    onFile(path, (raw) => raw.exec('DROP TABLE countersign_proposals_v25'));
+    const { engine: second } = await engineAt(path);
+    try {
+      expect(tableSql(path, 'countersign_proposals')).not.toMatch(/WITHOUT ROWID/i);
+      expect(rows(path, 'countersign_proposals', 'tenant, id')).toEqual(before);
+      const paid = await second.proposals.approveAndExecute({
+        tenant: 'acme',
+        proposalId: waiting.id,
+        approver: approver('acme'),
+        seenDigest: waiting.digest,
+      });
+      expect(paid.kind === 'completed' && paid.outcome.kind).toBe('succeeded');
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -91,8 +91,8 @@ export const SQLITE_PAGE_SIZE = 1024;
  * How much WAL a connection lets grow before it checkpoints, in bytes: SQLite's default (1,000
  * pages) at its default 4 KiB pages. Counted in pages, that default would checkpoint four times as
  * often with 1 KiB pages, and a checkpoint copies each page it holds once however often the WAL
- * rewrote it (an index's newest leaf, the chain head): every 4 MiB, an approval costs about 13 %
- * less CPU than every 1 MiB (BENCHMARKS.md).
+ * rewrote it (an index's newest leaf, the chain head): every 4 MiB, an approval costs about 11 %
+ * less CPU than every 1 MiB (`npm run bench:checkpoint`, BENCHMARKS.md).
  */
 export const SQLITE_CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
